@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: MIT
+# verity-tool / integrity-tool.  GNU Make.  `make help` lists the targets.
+
+O ?= build
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DESTDIR ?=
+VERSION := 0.1.0
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+ARCH := $(shell $(CC) -dumpmachine 2>/dev/null | sed -e 's/-.*//')
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wmissing-prototypes \
+	-Wstrict-prototypes -Wshadow -Wvla
+CFLAGS ?= -O2 -g
+BASE_CFLAGS := -std=gnu11 $(WARN) -fno-strict-aliasing -D_GNU_SOURCE \
+	-DDMT_VERSION='"$(VERSION)"' -I. -Ilib -pthread
+comma := ,
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+O := build-$(subst $(comma),-,$(SANITIZE))
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+# Dependencies come from pkg-config where Debian ships .pc files.
+PKGS := libcrypto popt uuid json-c libxxhash
+DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lcrypto -lpopt -luuid -ljson-c -lxxhash)
+TEST_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null || echo -lcriterion)
+
+ALL_CFLAGS = $(BASE_CFLAGS) $(DEP_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS)
+ALL_LDFLAGS = -pthread $(LDFLAGS) $(SAN_FLAGS)
+
+ifeq ($(V),1)
+Q :=
+qecho = @:
+else
+Q := @
+qecho = @printf '  %-7s %s\n'
+endif
+
+# ---- sources ----
+LIB_SRCS := $(wildcard lib/*.c) $(wildcard lib/s390/*.c)
+ifeq ($(ARCH),x86_64)
+LIB_SRCS += $(wildcard lib/arch/x86_*.c)
+endif
+ifeq ($(ARCH),aarch64)
+LIB_SRCS += $(wildcard lib/arch/arm64_*.c)
+endif
+LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
+LIB := $(O)/libdmt.a
+
+TOOL_COMMON_OBJS := $(O)/tool-common.o
+TOOLS := $(O)/verity-tool $(O)/integrity-tool
+TEST_SRCS := $(wildcard tests/test_*.c) tests/helpers.c
+TEST_OBJS := $(patsubst %.c,$(O)/%.o,$(TEST_SRCS))
+TEST_BIN := $(O)/tests/unit-tests
+
+# Per-ISA flags: each file in lib/arch/ is compiled only with its own ISA.
+# SHA-NI code stays SSE-only (never -march=native, never AVX flags).
+ISA_FLAGS_x86_sha256_shani := -msse4.1 -msha
+ISA_FLAGS_x86_sha256_avx2 := -mavx2
+ISA_FLAGS_x86_sha256_avx512 := -mavx512f -mavx512vl -mavx512bw
+ISA_FLAGS_x86_sha512_avx512 := -mavx512f -mavx512vl -mavx512bw
+ISA_FLAGS_x86_crc32c_sse42 := -msse4.2 -mpclmul
+ISA_FLAGS_x86_gf256_gfni := -mavx512f -mavx512bw -mgfni
+ISA_FLAGS_arm64_sha256_ce := -march=armv8-a+crypto
+ISA_FLAGS_arm64_crc32c := -march=armv8-a+crc
+isa_flags = $(ISA_FLAGS_$(basename $(notdir $(1))))
+
+.PHONY: all tools check test-build bench demo install clean help deps FORCE
+all: tools
+tools: $(TOOLS)
+
+# ---- build dependencies (installed through apt when root) ----
+DEPS_STAMP := $(O)/.deps-ok
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/deps.sh
+	$(Q)mkdir -p $(O)
+	$(Q)PKG_CONFIG="$(PKG_CONFIG)" CC="$(CC)" sh scripts/deps.sh build
+	$(Q)touch $@
+
+$(O)/%.o: %.c | $(DEPS_STAMP)
+	$(qecho) CC $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(call isa_flags,$<) -MMD -MP -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	$(qecho) AR $@
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/verity-tool: $(O)/verity-tool.o $(TOOL_COMMON_OBJS) $(LIB)
+	$(qecho) LD $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
+$(O)/integrity-tool: $(O)/integrity-tool.o $(TOOL_COMMON_OBJS) $(LIB)
+	$(qecho) LD $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
+
+# ---- tests ----
+$(TEST_BIN): $(TEST_OBJS) $(TOOL_COMMON_OBJS) $(LIB)
+	$(qecho) LD $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS) $(DEP_LIBS)
+test-build: $(TEST_BIN) $(TOOLS)
+
+# CRITERION_FLAGS: e.g. --filter='hash/*' ; tests find the tools via DMT_BUILD.
+check: test-build
+	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh check
+	DMT_BUILD=$(abspath $(O)) DMT_SRC=$(CURDIR) $(TEST_BIN) -j$(shell nproc) $(CRITERION_FLAGS)
+
+demo: tools
+	$(Q)sh scripts/demo.sh $(O)
+
+install: tools
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	for m in docs/*.8; do [ -e "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man8/ || true; done
+
+clean:
+	rm -rf build build-*
+
+help:
+	@echo 'Targets:'
+	@echo '  all (default)  build verity-tool and integrity-tool into $$(O) (default build/)'
+	@echo '  demo           build, then run the tools on a generated sample image'
+	@echo '  check          build and run every unit/compatibility test (Criterion)'
+	@echo '  check-kernel   run the kernel conformance suite in a QEMU VM'
+	@echo '  check-cross    build for s390x/arm64 and run the tests under qemu-user'
+	@echo '  bench          benchmarks against OpenSSL/veritysetup (not a test)'
+	@echo '  fuzz           run the libFuzzer targets for a bounded time (clang)'
+	@echo '  install        install binaries and man pages (PREFIX, DESTDIR)'
+	@echo '  clean          remove build directories'
+	@echo 'Variables: CC, CFLAGS, CPPFLAGS, LDFLAGS, PKG_CONFIG, O=builddir, V=1,'
+	@echo '  SANITIZE=address,undefined, NO_DEPS=1 (never install packages)'
+
+# Module fragments (kernel suite, cross builds, bench, fuzz...).
+-include mk/*.mk
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(O)/verity-tool.d $(O)/integrity-tool.d $(O)/tool-common.d

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU feature detection, done once; tests may mask features off. */
+#ifndef DMT_CPU_H
+#define DMT_CPU_H
+
+#include <stdint.h>
+
+enum {
+	DMT_CPU_X86_SSE42 = 1u << 0,	/* crc32 instruction */
+	DMT_CPU_X86_SHANI = 1u << 1,	/* SHA-NI (sha256rnds2 ...) + SSE4.1 */
+	DMT_CPU_X86_AVX2 = 1u << 2,	/* AVX2 with OS-enabled YMM state */
+	DMT_CPU_X86_AVX512 = 1u << 3,	/* AVX-512 F+BW+VL with OS ZMM state */
+	DMT_CPU_X86_INTEL = 1u << 4,	/* vendor GenuineIntel */
+	DMT_CPU_X86_AMD = 1u << 5,	/* vendor AuthenticAMD/HygonGenuine */
+	DMT_CPU_X86_PCLMUL = 1u << 6,
+	DMT_CPU_X86_GFNI = 1u << 7,
+	DMT_CPU_ARM64_SHA2 = 1u << 12,
+	DMT_CPU_ARM64_SHA512 = 1u << 13,
+	DMT_CPU_ARM64_CRC32 = 1u << 14,
+	DMT_CPU_S390_MSA = 1u << 20,	/* CPACF present; details by query */
+};
+
+/* Detected features & ~mask (see dmt_cpu_set_mask). */
+uint32_t dmt_cpu_features(void);
+/* Test-only: clear these feature bits from what dmt_cpu_features() returns. */
+void dmt_cpu_mask_off(uint32_t bits);
+/* True when running under valgrind (its CPUID hides SHA-NI/AVX-512). */
+int dmt_cpu_under_valgrind(void);
+
+#endif /* DMT_CPU_H */

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Multibuffer hash engine: hash many equal-length messages from one prepared
+ * prefix state in one call (the kernel's finup_mb / sha256_finup_2x idea).
+ *
+ * Every message i hashed by a hasher is
+ *	prefix || header[i] || msg[i] || suffix
+ * where prefix and suffix are fixed at creation (verity salt before or after
+ * the block, dm-integrity's 16-byte salt), header[i] is an optional
+ * per-message field of fixed size (dm-integrity's le64 sector number) and
+ * every msg[i] has the same length.  For keyed algorithms (hmac(...)) the
+ * whole message is MAC'ed with the key; inner and outer hashes both go
+ * through the batched path.
+ *
+ * A hasher is not thread-safe; clone one per thread (cheap: prepared states
+ * are copied, nothing is re-derived).
+ */
+#ifndef DMT_HASH_H
+#define DMT_HASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DMT_DIGEST_MAX 64
+
+struct dmt_hash_alg;
+struct dmt_hasher;
+
+/*
+ * Look up an algorithm by its Linux crypto API name ("sha256",
+ * "hmac(sha256)", "crc32c", "xxhash64", ...) or cryptsetup's spelling
+ * ("hmac-sha256"); case-insensitive.  Returns 0 or -ENOENT.
+ */
+int dmt_hash_alg_lookup(const char *name, const struct dmt_hash_alg **alg);
+/* Canonical kernel name, e.g. "hmac(sha256)". */
+const char *dmt_hash_alg_name(const struct dmt_hash_alg *alg);
+size_t dmt_hash_alg_digest_size(const struct dmt_hash_alg *alg);
+/* True for hmac(...): a key is required. */
+bool dmt_hash_alg_needs_key(const struct dmt_hash_alg *alg);
+/* True if a key is accepted (hmac; xxhash64 seed; crc32/crc32c seed). */
+bool dmt_hash_alg_takes_key(const struct dmt_hash_alg *alg);
+/*
+ * Writes the supported names, ", "-separated, NUL-terminated, into buf
+ * (truncated to size).  Returns the length the full list needs.
+ */
+size_t dmt_hash_alg_list(char *buf, size_t size);
+
+struct dmt_hasher_params {
+	const char *alg;	/* registry name, see dmt_hash_alg_lookup() */
+	const void *key;	/* hmac key; seed for xxhash64 (8 bytes LE) */
+	size_t key_size;
+	const void *prefix;	/* hashed before every message (may be NULL) */
+	size_t prefix_size;
+	const void *suffix;	/* hashed after every message (may be NULL) */
+	size_t suffix_size;
+	size_t header_size;	/* per-message header bytes (0..64) */
+	size_t msg_size;	/* length of every message */
+	const char *engine;	/* force a backend by name; NULL = default */
+};
+
+/*
+ * Returns 0, -ENOENT (unknown algorithm or engine), -EINVAL (bad sizes,
+ * missing key), -ENOTSUP (engine not runnable on this CPU, or engine does
+ * not implement the algorithm), -ENOMEM.
+ */
+int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out);
+int dmt_hasher_clone(const struct dmt_hasher *h, struct dmt_hasher **out);
+void dmt_hasher_free(struct dmt_hasher *h);
+
+size_t dmt_hasher_digest_size(const struct dmt_hasher *h);
+/* Useful batch width: the widest lane count of the chosen backend (1 if
+ * the backend gains nothing from batching). */
+unsigned int dmt_hasher_batch_width(const struct dmt_hasher *h);
+/* Name of the backend that hashes this algorithm, e.g. "avx512". */
+const char *dmt_hasher_engine(const struct dmt_hasher *h);
+
+/*
+ * Hash n messages.  msgs[i] points at msg_size bytes (any alignment);
+ * headers is n * header_size bytes (NULL when header_size is 0); out
+ * receives n * digest_size bytes.  n may be anything from 0 up.
+ * Returns 0 or a negative errno (only an OpenSSL failure can fail).
+ */
+int dmt_hasher_digest(struct dmt_hasher *h, size_t n,
+		      const uint8_t *const *msgs, const uint8_t *headers,
+		      uint8_t *out);
+/* Same, for messages at base + i * stride. */
+int dmt_hasher_digest_strided(struct dmt_hasher *h, size_t n,
+			      const uint8_t *base, size_t stride,
+			      const uint8_t *headers, uint8_t *out);
+
+/* One-shot convenience for small non-batched uses (seed derivation...). */
+int dmt_hash_oneshot(const char *alg, const void *key, size_t key_size,
+		     const void *msg, size_t len, uint8_t *out,
+		     size_t *digest_size);
+
+/* ---- backends ("engines") ---- */
+
+struct dmt_engine_info {
+	const char *name;	/* "portable", "shani", "shani-2x", "avx2", ... */
+	const char *algs;	/* algorithms it implements, "sha256 sha224" */
+	const char *desc;	/* one line */
+	unsigned int lanes;
+	bool available;		/* this CPU (and the feature mask) can run it */
+	bool is_default;	/* chosen by the dispatcher for one of its algs */
+};
+
+/* Fills up to max entries, returns the total number of engines. */
+size_t dmt_engine_list(struct dmt_engine_info *out, size_t max);
+/*
+ * Force a backend process-wide for the algorithms it implements (others
+ * keep their default).  NULL or "auto" restores the default dispatch.
+ * Returns 0, -ENOENT (unknown name) or -ENOTSUP (this CPU can't run it).
+ */
+int dmt_engine_force(const char *name);
+/* Name of the environment variable the tools read for the same purpose. */
+#define DMT_ENGINE_ENV "DMT_ENGINE"
+
+#endif /* DMT_HASH_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File and device I/O for the formats: large positioned reads and writes,
+ * sizes of files and block devices, hole detection, exclusive locks, new
+ * outputs under a temporary name, and a test hook that injects faults.
+ * Every function returns 0 (or a count) or a negative errno.
+ */
+#ifndef DMT_IO_H
+#define DMT_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Chunk size for streaming reads: never one syscall per block. */
+#define DMT_IO_CHUNK (4u << 20)
+
+struct dmt_file {
+	int fd;
+	char *path;		/* as given by the user, for messages */
+	char *tmp_path;		/* non-NULL while a new file is being written */
+	bool is_blockdev;
+	bool writable;
+};
+
+enum {
+	DMT_OPEN_READ = 0,
+	DMT_OPEN_RW = 1 << 0,		/* existing file or device, in place */
+	DMT_OPEN_CREATE = 1 << 1,	/* with RW: create (0600) if missing */
+	DMT_OPEN_NEW_TMP = 1 << 2,	/* write to "<path>.tmpXXXXXX",
+					 * dmt_file_commit() renames it */
+	DMT_OPEN_LOCK = 1 << 3,		/* flock: shared for READ, exclusive
+					 * for RW; -EBUSY if held elsewhere */
+};
+
+int dmt_file_open(struct dmt_file *f, const char *path, int flags);
+/* Renames a DMT_OPEN_NEW_TMP file into place (fsync first). */
+int dmt_file_commit(struct dmt_file *f);
+/* Closes; an uncommitted temporary file is unlinked. */
+void dmt_file_close(struct dmt_file *f);
+/* Size in bytes of a regular file or block device. */
+int dmt_file_size(struct dmt_file *f, uint64_t *size);
+/* Grow (never shrink) a regular file to size; sparse. */
+int dmt_file_extend(struct dmt_file *f, uint64_t size);
+
+/* Full reads/writes: short transfers are retried; EOF inside a read is
+ * -ENODATA (the file is too small). */
+int dmt_pread_full(struct dmt_file *f, void *buf, size_t len, uint64_t off);
+int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
+		    uint64_t off);
+int dmt_file_sync(struct dmt_file *f);
+
+/*
+ * Next data/hole boundaries (SEEK_DATA / SEEK_HOLE).  Sets *data_start to
+ * the first byte >= off that may hold data (end when none), *data_end to the
+ * end of that data extent.  Where the filesystem can't tell, the whole
+ * range is reported as data.
+ */
+int dmt_file_next_data(struct dmt_file *f, uint64_t off, uint64_t end,
+		       uint64_t *data_start, uint64_t *data_end);
+
+/* Same path or same inode (for "output equals input" checks). */
+bool dmt_same_file(const char *a, const char *b);
+
+/* Test-only fault injection: the Nth (1-based) matching operation on a file
+ * whose path contains `path_substr` fails with `err` (or is cut short when
+ * err == 0 and short_write is set).  Cleared by dmt_io_fault_clear(). */
+enum dmt_io_op { DMT_IO_READ, DMT_IO_WRITE, DMT_IO_SYNC, DMT_IO_OPEN };
+void dmt_io_fault_set(const char *path_substr, enum dmt_io_op op,
+		      unsigned long nth, int err, bool short_write);
+void dmt_io_fault_clear(void);
+
+/* Helpers for messages: static text of a negative errno. */
+const char *dmt_strerror(int err);
+
+#endif /* DMT_IO_H */
