@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: MIT
+# Hash engine benchmark: `make bench-hash` (part of `make bench`).
+
+BENCH_HASH := $(O)/bench/bench_hash
+BENCH_HASH_FLAGS ?=
+
+.PHONY: bench-hash
+bench: bench-hash
+
+$(BENCH_HASH): $(O)/bench/bench_hash.o $(LIB)
+	$(qecho) LD $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
+
+bench-hash: $(BENCH_HASH)
+	$(BENCH_HASH) $(BENCH_HASH_FLAGS)
+-include $(O)/bench/bench_hash.d
