@@ -5,6 +5,12 @@
  * coefficient in GF(2^8)/0x11d is done with GF2P8AFFINEQB and a per-
  * constant 8x8 bit matrix instead.  Accumulators stay in registers (up to
  * eight roots per pass) while all rows of a band stream through.
+ *
+ * The matrices come pre-broadcast (8 copies, one 64-byte vector each), not
+ * as one qword per constant: clang 14's assembler encodes the displacement
+ * of a {1to8} broadcast operand of VGF2P8AFFINEQB unscaled (as if the
+ * element were a byte), so a folded broadcast load reads the wrong matrix.
+ * Full-vector operands are encoded correctly by gcc and clang alike.
  */
 #include "fec_gf256.h"
 
@@ -26,14 +32,13 @@ mac_cols(uint8_t *acc, size_t acc_stride, unsigned int roots,
 		a[t] = _mm512_loadu_si512(acc + t * acc_stride + x);
 	for (r = 0; r < nrows; r++) {
 		const __m512i v = _mm512_loadu_si512(in + r * in_stride + x);
-		const uint64_t *m = mats + r * roots;
+		const uint64_t *m = mats + r * roots * 8;
 
 #pragma GCC unroll 8
 		for (t = 0; t < na; t++)
 			a[t] = _mm512_xor_si512(a[t],
 				_mm512_gf2p8affine_epi64_epi8(v,
-					_mm512_set1_epi64((long long)m[t]),
-					0));
+					_mm512_loadu_si512(m + t * 8), 0));
 	}
 #pragma GCC unroll 8
 	for (t = 0; t < na; t++)
@@ -50,7 +55,7 @@ void dmt_gf256_mac_gfni(uint8_t *acc, size_t acc_stride, unsigned int roots,
 	for (x = 0; x < len; x += 64) {
 		for (i0 = 0; i0 < roots; i0 += 8) {
 			uint8_t *a = acc + i0 * acc_stride;
-			const uint64_t *m = mats + i0;
+			const uint64_t *m = mats + i0 * 8;
 
 			na = roots - i0 < 8 ? roots - i0 : 8;
 			switch (na) {
