@@ -1,0 +1,133 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# integrity-tool against its peers on one random payload, in one run:
+#   sha256, 4096-byte sectors: `format --data-from` and `check` vs
+#     `veritysetup format` of the same payload (the same hashing work);
+#   crc32c, 512-byte sectors: `format --data-from` and `check` vs `cp` of
+#     the payload (and `cp` + fsync, since format syncs its output).
+# The commands run interleaved, RUNS times each, from a warm page cache and
+# with no dirty data left over; medians are compared.
+#
+# Environment: INTEGRITY_TOOL (binary, required), BENCH_INTEGRITY_SIZE
+# (payload, default 2G), BENCH_INTEGRITY_RUNS (default 5),
+# BENCH_INTEGRITY_DIR (scratch directory, default /var/tmp),
+# BENCH_INTEGRITY_THREADS (default: all CPUs).  Exits 1 when a target is
+# missed: sha256 >= 4x veritysetup, crc32c <= 1.5x cp.
+set -eu
+
+tool=${INTEGRITY_TOOL:?set INTEGRITY_TOOL to the integrity-tool binary}
+size=${BENCH_INTEGRITY_SIZE:-2G}
+runs=${BENCH_INTEGRITY_RUNS:-5}
+threads=${BENCH_INTEGRITY_THREADS:+--threads $BENCH_INTEGRITY_THREADS}
+vs=$(PATH=$PATH:/usr/sbin:/sbin command -v veritysetup) || {
+	echo "bench-integrity: veritysetup not found (apt-get install cryptsetup-bin)" >&2
+	exit 1
+}
+[ -x /usr/bin/time ] || {
+	echo "bench-integrity: /usr/bin/time not found (apt-get install time)" >&2
+	exit 1
+}
+salt=000102030405060708090a0b0c0d0e0f
+
+dir=$(mktemp -d "${BENCH_INTEGRITY_DIR:-/var/tmp}/dmt-bench-integrity.XXXXXX")
+trap 'rm -rf "$dir"' EXIT INT TERM
+d=$dir/data
+
+echo "bench-integrity: $size of random data in $dir, $runs runs each"
+head -c "$size" /dev/zero | openssl enc -aes-128-ctr -nosalt \
+	-K 000102030405060708090a0b0c0d0e0f \
+	-iv 00000000000000000000000000000000 >"$d"
+bytes=$(stat -c %s "$d")
+sync
+
+# run NAME WARM... -- CMD...: one timed run; appends "wall cpu rss" to
+# $dir/NAME.  The files in WARM are read first (page cache), nothing is
+# dirty when the clock starts.
+run() {
+	name=$1
+	shift
+	while [ "$1" != -- ]; do
+		cat "$1" >/dev/null
+		shift
+	done
+	shift
+	sync
+	/usr/bin/time -f '%e %U %S %M' -o "$dir/t" "$@" >/dev/null
+	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$dir/t" >>"$dir/$name"
+}
+
+i=0
+while [ "$i" -lt "$runs" ]; do
+	rm -f "$dir/hash" "$dir/sha.img" "$dir/crc.img" "$dir/copy" \
+		"$dir/copy2"
+	run verity "$d" -- "$vs" format "$d" "$dir/hash" --salt "$salt"
+	run fmt_sha "$d" -- "$tool" format -q $threads -I sha256 -s 4096 \
+		--salt "$salt" --device-size auto --data-from "$d" \
+		"$dir/sha.img"
+	run chk_sha "$dir/sha.img" -- "$tool" check -q $threads -I sha256 \
+		"$dir/sha.img"
+	run cp "$d" -- cp "$d" "$dir/copy"
+	run cp_sync "$d" -- sh -c 'cp "$1" "$2" && sync "$2"' sh "$d" \
+		"$dir/copy2"
+	run fmt_crc "$d" -- "$tool" format -q $threads --salt "$salt" \
+		--device-size auto --data-from "$d" "$dir/crc.img"
+	run chk_crc "$dir/crc.img" -- "$tool" check -q $threads "$dir/crc.img"
+	i=$((i + 1))
+done
+"$tool" check -q -I sha256 "$dir/sha.img" >/dev/null
+"$tool" check -q "$dir/crc.img" >/dev/null
+
+# median of column $2 of file $1
+median() {
+	sort -n -k"$2" "$dir/$1" | awk -v c="$2" '{ v[NR] = $c }
+		END { if (NR % 2) print v[(NR + 1) / 2];
+		      else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+line() {
+	w=$(median "$1" 1)
+	c=$(median "$1" 2)
+	m=$(median "$1" 3)
+	gbs=$(awk -v b="$bytes" -v t="$w" 'BEGIN { printf "%.2f", b / 1e9 / t }')
+	printf '%-34s %7ss %7ss %6s %8sM\n' "$2" "$w" "$c" "$gbs" \
+		"$(awk -v m="$m" 'BEGIN { printf "%.0f", m / 1024 }')"
+}
+
+echo
+printf '%-34s %8s %8s %6s %9s\n' "median of $runs" wall cpu GB/s maxrss
+line verity "veritysetup format (sha256 4K)"
+line fmt_sha "format -I sha256 -s 4096"
+line chk_sha "check -I sha256"
+line cp "cp"
+line cp_sync "cp + fsync"
+line fmt_crc "format (crc32c 512)"
+line chk_crc "check (crc32c 512)"
+
+ratio() {	# wall-time ratio of two commands (column 2: CPU time)
+	awk -v a="$(median "$1" "${3:-1}")" -v b="$(median "$2" "${3:-1}")" \
+		'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
+}
+status=0
+verdict() {	# value op target label
+	if awk -v v="$1" -v t="$3" -v op="$2" \
+		'BEGIN { exit !(op == ">=" ? v >= t : v <= t) }'; then
+		printf '  %-44s %5s (target %s %s) ok\n' "$4" "$1" "$2" "$3"
+	else
+		printf '  %-44s %5s (target %s %s) MISSED\n' "$4" "$1" "$2" "$3"
+		status=1
+	fi
+}
+echo
+verdict "$(ratio verity fmt_sha)" ">=" 4 "veritysetup / format sha256 (speedup)"
+verdict "$(ratio verity chk_sha)" ">=" 4 "veritysetup / check sha256 (speedup)"
+verdict "$(ratio fmt_crc cp)" "<=" 1.5 "format crc32c / cp"
+verdict "$(ratio chk_crc cp)" "<=" 1.5 "check crc32c / cp"
+printf '  %-44s %5s\n' "format crc32c / (cp + fsync)" "$(ratio fmt_crc cp_sync)"
+echo "  same ratios in CPU time (user + sys; for a busy machine):"
+printf '  %-44s %5s\n' "veritysetup / format sha256" "$(ratio verity fmt_sha 2)" \
+	"veritysetup / check sha256" "$(ratio verity chk_sha 2)" \
+	"format crc32c / cp" "$(ratio fmt_crc cp 2)" \
+	"check crc32c / cp" "$(ratio chk_crc cp 2)" \
+	"format crc32c / (cp + fsync)" "$(ratio fmt_crc cp_sync 2)"
+echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+exit $status
