@@ -1,0 +1,204 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Cross-builds the library, the tools and every tests/test_*.c for s390x
+# (big-endian) and/or arm64 and runs the unit tests under qemu-user, linked
+# against the in-tree runner (tests/runner) instead of Criterion, which has
+# no s390x package and re-executes itself (fails under qemu-user).
+#
+# Usage: cross-check.sh ARCH...   (ARCH: s390x, arm64)
+# Environment: MAKE, CROSS_JOBS (build -j, default nproc), CROSS_TIMEOUT
+# (seconds per emulated run, default 600), CROSS_TEST_CAP (seconds per test,
+# default 180: a slower test fails instead of eating the run), and
+# CROSS_TEST_FLAGS (extra runner flags for the full-suite runs, e.g.
+# --filter=...).
+#
+# s390x runs: the whole suite on `-cpu max` (KIMD/KLMD SHA-512 emulated),
+# then the s390 suite and the engine's cpacf/default tests with SHA-512
+# switched off and with MSA switched off, each with the query masks
+# detection must find.  arm64: the whole suite on `-cpu max`, the hash
+# engine tests on cortex-a57 (no SHA-512 crypto extension).
+# A test file that does not compile for the target counts as a failure; the
+# others still run.  The last line sums everything:
+#   cross: N passed, N failed, N skipped
+set -u
+MAKE=${MAKE:-make}
+jobs=${CROSS_JOBS:-$(nproc 2>/dev/null || echo 2)}
+run_timeout=${CROSS_TIMEOUT:-600}
+test_cap=${CROSS_TEST_CAP:-180}
+extra_env=
+src=$(pwd)
+total_pass=0 total_fail=0 total_skip=0
+
+say() { printf 'cross: %s\n' "$*" >&2; }
+
+# Adds one runner summary line ("N passed, N failed, N skipped") to the
+# totals; a run without one (crash, timeout) counts as one failure.
+account() {
+	label=$1 log=$2 rc=$3
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+	if [ -z "$line" ]; then
+		say "$label: no result line (exit $rc): counted as 1 failure"
+		tail -n 20 "$log" >&2
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	set -- $(echo "$line" | tr -cs '0-9' ' ')
+	total_pass=$((total_pass + $1))
+	total_fail=$((total_fail + $2))
+	total_skip=$((total_skip + ${3:-0}))
+	if [ "$2" != 0 ] || [ "$rc" != 0 ]; then
+		# Failures with their output, then the summary.
+		sed -n '/^\[FAIL\]/,/^\[\(PASS\|SKIP\)\]/p;/^FAILED:/p' \
+			"$log" >&2
+	fi
+	say "$label: $line"
+	# The slowest tests: candidates for DMT_TEST_REDUCED.
+	sed -n 's/^\[[A-Z]*\] \([^ ]*\) (\([0-9.]*\)s).*/\2 \1/p' "$log" |
+		sort -rn | head -n 5 | while read -r t n; do
+		say "    slowest: ${t}s $n"
+	done
+}
+
+# run LABEL QEMU_CPU EXPECT RUNNER-ARGS...
+run() {
+	label=$1 cpu=$2 expect=$3
+	shift 3
+	log="$O/logs/$(echo "$label" | tr -c 'A-Za-z0-9_.\n-' '_').log"
+	say "$label: qemu-$qarch -cpu $cpu $*"
+	start=$(date +%s)
+	timeout -s KILL "$run_timeout" env $extra_env \
+		QEMU_CPU="$cpu" DMT_BUILD="$run_dir" DMT_SRC="$src" \
+		DMT_TEST_REDUCED=1 DMT_TEST_TIMEOUT_SCALE=20 \
+		DMT_TEST_S390_EXPECT="$expect" \
+		"qemu-$qarch" "$O/tests/unit-tests" -j"$jobs" --verbose \
+		--timeout="$test_cap" "$@" \
+		>"$log" 2>&1
+	rc=$?
+	account "$label ($(($(date +%s) - start))s)" "$log" "$rc"
+}
+
+cross_one() {
+	arch=$1
+	case "$arch" in
+	s390x)
+		triple=s390x-linux-gnu qarch=s390x
+		pkgs="gcc-s390x-linux-gnu libc6-dev-s390x-cross"
+		;;
+	arm64 | aarch64)
+		arch=arm64 triple=aarch64-linux-gnu qarch=aarch64
+		pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+		;;
+	*)
+		say "unknown architecture '$arch' (s390x, arm64)"
+		total_fail=$((total_fail + 1))
+		return
+		;;
+	esac
+	O=build-$arch
+	mkdir -p "$O/logs"
+	O=$(cd "$O" && pwd)
+	if ! sh scripts/deps.sh cross $pkgs qemu-user ||
+	   ! sh scripts/cross-sysroot.sh "$arch" "$O/sysroot"; then
+		say "$arch: toolchain or sysroot missing"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	sys="$O/sysroot"
+	pc="env PKG_CONFIG_SYSROOT_DIR=$sys"
+	pc="$pc PKG_CONFIG_LIBDIR=$sys/usr/lib/$triple/pkgconfig"
+	pc="$pc:$sys/usr/share/pkgconfig"
+	pc="$pc pkg-config --static"
+	libs=$($pc --libs libcrypto popt uuid json-c libxxhash)
+
+	tests=""
+	for f in tests/test_*.c; do
+		[ -e "$f" ] && tests="$tests $O/${f%.c}.o"
+	done
+	inc="-I$sys/usr/include -I$sys/usr/include/$triple -Itests/runner"
+	set -- O="$O" CC="$triple-gcc" AR="$triple-ar" PKG_CONFIG="$pc" \
+		CPPFLAGS="$inc" LDFLAGS=-static
+	say "$arch: building (logs in $O/logs)"
+	"$MAKE" -k -j"$jobs" "$@" "$O/libdmt.a" "$O/tool-common.o" \
+		"$O/tests/helpers.o" "$O/tests/runner/runner.o" \
+		"$O/verity-tool" "$O/integrity-tool" $tests \
+		>"$O/logs/build.log" 2>&1
+	good="" bad=0
+	for obj in "$O/libdmt.a" "$O/tool-common.o" "$O/tests/helpers.o" \
+		   "$O/tests/runner/runner.o" "$O/verity-tool" \
+		   "$O/integrity-tool" $tests; do
+		if "$MAKE" -q "$@" "$obj" >/dev/null 2>&1 && [ -e "$obj" ]; then
+			case "$obj" in
+			*/tests/test_*.o) good="$good $obj" ;;
+			esac
+			continue
+		fi
+		say "$arch: FAILED to build ${obj#$O/}"
+		bad=$((bad + 1))
+	done
+	if [ "$bad" != 0 ]; then
+		grep -E 'error|Error' "$O/logs/build.log" | head -n 40 >&2
+		total_fail=$((total_fail + bad))
+	fi
+	if ! "$triple-gcc" -static -pthread -o "$O/tests/unit-tests" $good \
+	     "$O/tests/helpers.o" "$O/tests/runner/runner.o" \
+	     "$O/tool-common.o" "$O/libdmt.a" $libs \
+	     >"$O/logs/link.log" 2>&1; then
+		grep -v 'statically linked applications' "$O/logs/link.log" |
+			head -n 20 >&2
+		say "$arch: test binary did not link"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+
+	# Tests run the tools as $DMT_BUILD/<tool>: host shell wrappers that
+	# start the static foreign binaries under qemu (QEMU_CPU inherited).
+	run_dir="$O/qemu-run"
+	rm -rf "$run_dir"
+	mkdir -p "$run_dir"
+	for e in "$O"/*; do
+		n=${e##*/}
+		case "$n" in
+		verity-tool | integrity-tool)
+			printf '#!/bin/sh\nexec qemu-%s "%s" "$@"\n' "$qarch" \
+				"$e" >"$run_dir/$n"
+			chmod +x "$run_dir/$n"
+			;;
+		qemu-run) ;;
+		*) ln -s "$e" "$run_dir/$n" ;;
+		esac
+	done
+
+	x=00000000000000000000000000000000
+	case "$arch" in
+	s390x)
+		run "s390x max" max \
+			"9${x#0},9${x#0},8${x#0}" $CROSS_TEST_FLAGS
+		# Fallbacks: the s390 suite plus the engine's choice and its
+		# cpacf tests (skipped when the engine is gone).
+		set -- --filter='s390/*' --filter='hash/*cpacf*' \
+			--filter='hash/misc_default'
+		run "s390x no-sha512" max,kimd-sha-512=off,klmd-sha-512=off \
+			"8${x#0},8${x#0},8${x#0}" "$@"
+		run "s390x no-msa" max,msa-base=off none "$@"
+		# $DMT_S390CAP end to end: KLMD-SHA-512 masked off.
+		extra_env="DMT_S390CAP=klmd:~0x1000000000000000:~0"
+		run "s390x DMT_S390CAP" max "9${x#0},8${x#0},8${x#0}" \
+			--filter='s390/*'
+		extra_env=""
+		;;
+	arm64)
+		run "arm64 max" max - $CROSS_TEST_FLAGS
+		# No SHA-512 crypto extension: the engine's fallback.
+		run "arm64 cortex-a57" cortex-a57 - --filter='hash/misc_*' \
+			--filter='hash/*ce*'
+		;;
+	esac
+}
+
+CROSS_TEST_FLAGS=${CROSS_TEST_FLAGS:-}
+[ $# -gt 0 ] || set -- s390x arm64
+for a in "$@"; do
+	cross_one "$a"
+done
+echo "cross: $total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" = 0 ]
