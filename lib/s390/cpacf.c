@@ -122,13 +122,14 @@ int dmt_cpacf_setup(struct dmt_cpacf *c, const char *cap)
 {
 	int rc = 0;
 
+	memset(c->mask, 0, sizeof(c->mask));
 	for (int i = 0; i < DMT_CPACF_NINSN; i++) {
 		uint64_t gr0 = DMT_CPACF_QUERY;
+		uint8_t q[DMT_CPACF_MASK_SIZE] = { 0 };
 
-		memset(c->mask[i], 0, DMT_CPACF_MASK_SIZE);
-		if (dmt_cpacf_run(c, (enum dmt_cpacf_insn)i, &gr0, c->mask[i],
-				  NULL, 0))
-			memset(c->mask[i], 0, DMT_CPACF_MASK_SIZE);
+		/* a failed query leaves the function set empty */
+		if (!dmt_cpacf_run(c, (enum dmt_cpacf_insn)i, &gr0, q, NULL, 0))
+			memcpy(c->mask[i], q, sizeof(q));
 	}
 	if (cap)
 		rc = dmt_cpacf_apply_cap(c->mask, cap);
