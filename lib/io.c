@@ -51,11 +51,84 @@ void dmt_io_fault_clear(void)
 	pthread_mutex_unlock(&fault.lock);
 }
 
+/*
+ * DMT_IO_FAULT="substr:op:nth:err" arms the hook in a whole process, so
+ * tests can make the real tools fail.  op is read, write, sync or open;
+ * err an errno name (ENOSPC, EIO, ...), a number, or "short" for a write
+ * cut short.  The last three fields are split off from the right, so the
+ * path part may hold ':'.  Malformed values are ignored.
+ */
+static const struct {
+	const char *name;
+	int err;
+} fault_errnos[] = {
+	{ "ENOSPC", ENOSPC }, { "EIO", EIO }, { "EACCES", EACCES },
+	{ "EPERM", EPERM }, { "EROFS", EROFS }, { "ENOMEM", ENOMEM },
+	{ "EBUSY", EBUSY }, { "EFBIG", EFBIG }, { "EDQUOT", EDQUOT },
+	{ "ENOENT", ENOENT }, { "EINTR", EINTR }, { "ENODATA", ENODATA },
+};
+
+static bool fault_env_num(const char *s, unsigned long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return !errno && !*end;
+}
+
+static void fault_env_parse(void)
+{
+	static const char *const ops[] = { "read", "write", "sync", "open" };
+	const char *env = getenv("DMT_IO_FAULT");
+	char buf[PATH_MAX + 64], *f[3], *p;
+	unsigned long nth, num;
+	bool short_write = false;
+	int op = -1, err = 0;
+	size_t i;
+
+	if (!env || !*env || strlen(env) >= sizeof(buf))
+		return;
+	strcpy(buf, env);
+	for (i = 0; i < 3; i++) {
+		p = strrchr(buf, ':');
+		if (!p)
+			return;
+		*p = '\0';
+		f[2 - i] = p + 1;
+	}
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(f[0], ops[i]))
+			op = (int)i;
+	if (op < 0 || !fault_env_num(f[1], &nth) || !nth)
+		return;
+	if (!strcmp(f[2], "short")) {
+		short_write = true;
+	} else if (fault_env_num(f[2], &num) && num && num < 4096) {
+		err = (int)num;
+	} else {
+		for (i = 0; i < sizeof(fault_errnos) / sizeof(fault_errnos[0]);
+		     i++)
+			if (!strcmp(f[2], fault_errnos[i].name))
+				err = fault_errnos[i].err;
+	}
+	if (!err && !short_write)
+		return;
+	if (short_write && op != DMT_IO_WRITE)
+		return;
+	dmt_io_fault_set(buf, (enum dmt_io_op)op, nth, err, short_write);
+}
+
+static pthread_once_t fault_env_once = PTHREAD_ONCE_INIT;
+
 /* Returns 0 (no fault), a negative errno, or 1 for "cut this write short". */
 static int fault_check(const char *path, enum dmt_io_op op)
 {
 	int ret = 0;
 
+	pthread_once(&fault_env_once, fault_env_parse);
 	if (!__atomic_load_n(&fault.armed, __ATOMIC_RELAXED))
 		return 0;
 	pthread_mutex_lock(&fault.lock);
@@ -217,9 +290,10 @@ int dmt_file_extend(struct dmt_file *f, uint64_t size)
 		return 0;
 	if (f->is_blockdev)
 		return -ENOSPC;
+	/* a file that cannot grow: a short write here is a full disk */
 	err = fault_check(f->path, DMT_IO_WRITE);
-	if (err < 0)
-		return err;
+	if (err)
+		return err < 0 ? err : -ENOSPC;
 	if (size > (uint64_t)INT64_MAX)
 		return -EFBIG;
 	if (ftruncate(f->fd, (off_t)size) < 0)
