@@ -99,70 +99,101 @@ static struct {
 
 static bool seen[O_MAX];
 
+/*
+ * String options are fetched with poptGetOptArg() so that a repeated option
+ * frees the earlier value instead of leaking it (the last one wins).
+ */
+static char **const str_slot[O_MAX] = {
+	[O_INTEGRITY] = &a.integrity,
+	[O_KEY_FILE] = &a.key_file,
+	[O_KEY_SIZE] = &a.key_size,
+	[O_TAG_SIZE] = &a.tag_size,
+	[O_SECTOR_SIZE] = &a.sector_size,
+	[O_JOURNAL_SIZE] = &a.journal_size,
+	[O_INTERLEAVE] = &a.interleave,
+	[O_BUFFER] = &a.buffer,
+	[O_JMAC] = &a.jmac,
+	[O_JMAC_KEY_FILE] = &a.jmac_key_file,
+	[O_JMAC_KEY_SIZE] = &a.jmac_key_size,
+	[O_JCRYPT] = &a.jcrypt,
+	[O_JCRYPT_KEY_FILE] = &a.jcrypt_key_file,
+	[O_JCRYPT_KEY_SIZE] = &a.jcrypt_key_size,
+	[O_DATA_DEVICE] = &a.data_device,
+	[O_BITMAP_SPB] = &a.bitmap_spb,
+	[O_SALT] = &a.salt,
+	[O_SEED] = &a.seed,
+	[O_THREADS] = &a.threads,
+	[O_DEVICE_SIZE] = &a.device_size,
+	[O_DATA_FROM] = &a.data_from,
+	[O_PAYLOAD_SIZE] = &a.payload_size,
+	[O_PROGRESS_FREQ] = &a.progress_freq,
+	[O_ENGINE] = &a.engine,
+};
+
 static struct poptOption options[] = {
-	{ "integrity", 'I', POPT_ARG_STRING, &a.integrity, O_INTEGRITY,
+	{ "integrity", 'I', POPT_ARG_STRING, NULL, O_INTEGRITY,
 	  "Data integrity algorithm (default crc32c)", "ALG" },
-	{ "integrity-key-file", 0, POPT_ARG_STRING, &a.key_file, O_KEY_FILE,
+	{ "integrity-key-file", 0, POPT_ARG_STRING, NULL, O_KEY_FILE,
 	  "Read the integrity key (hmac) from a file", "FILE" },
-	{ "integrity-key-size", 0, POPT_ARG_STRING, &a.key_size, O_KEY_SIZE,
+	{ "integrity-key-size", 0, POPT_ARG_STRING, NULL, O_KEY_SIZE,
 	  "Size of the integrity key", "BYTES" },
-	{ "tag-size", 't', POPT_ARG_STRING, &a.tag_size, O_TAG_SIZE,
+	{ "tag-size", 't', POPT_ARG_STRING, NULL, O_TAG_SIZE,
 	  "Tag size per sector (default: algorithm's)", "BYTES" },
-	{ "sector-size", 's', POPT_ARG_STRING, &a.sector_size, O_SECTOR_SIZE,
+	{ "sector-size", 's', POPT_ARG_STRING, NULL, O_SECTOR_SIZE,
 	  "Sector size, 512..4096 (default 512)", "BYTES" },
-	{ "journal-size", 'j', POPT_ARG_STRING, &a.journal_size,
+	{ "journal-size", 'j', POPT_ARG_STRING, NULL,
 	  O_JOURNAL_SIZE, "Journal size (default 1/128 of the device, max 64M)",
 	  "SIZE" },
-	{ "interleave-sectors", 0, POPT_ARG_STRING, &a.interleave,
+	{ "interleave-sectors", 0, POPT_ARG_STRING, NULL,
 	  O_INTERLEAVE, "Interleave sectors (default 32768)", "SECTORS" },
-	{ "buffer-sectors", 0, POPT_ARG_STRING, &a.buffer, O_BUFFER,
+	{ "buffer-sectors", 0, POPT_ARG_STRING, NULL, O_BUFFER,
 	  "Kernel buffer size (default 128)", "SECTORS" },
-	{ "journal-integrity", 0, POPT_ARG_STRING, &a.jmac, O_JMAC,
+	{ "journal-integrity", 0, POPT_ARG_STRING, NULL, O_JMAC,
 	  "Journal integrity algorithm (journal MAC)", "ALG" },
-	{ "journal-integrity-key-file", 0, POPT_ARG_STRING, &a.jmac_key_file,
+	{ "journal-integrity-key-file", 0, POPT_ARG_STRING, NULL,
 	  O_JMAC_KEY_FILE, "Read the journal integrity key from a file",
 	  "FILE" },
-	{ "journal-integrity-key-size", 0, POPT_ARG_STRING, &a.jmac_key_size,
+	{ "journal-integrity-key-size", 0, POPT_ARG_STRING, NULL,
 	  O_JMAC_KEY_SIZE, "Size of the journal integrity key", "BYTES" },
-	{ "journal-crypt", 0, POPT_ARG_STRING, &a.jcrypt, O_JCRYPT,
+	{ "journal-crypt", 0, POPT_ARG_STRING, NULL, O_JCRYPT,
 	  "Journal encryption (not supported offline)", "ALG" },
-	{ "journal-crypt-key-file", 0, POPT_ARG_STRING, &a.jcrypt_key_file,
+	{ "journal-crypt-key-file", 0, POPT_ARG_STRING, NULL,
 	  O_JCRYPT_KEY_FILE, "Journal encryption key file", "FILE" },
-	{ "journal-crypt-key-size", 0, POPT_ARG_STRING, &a.jcrypt_key_size,
+	{ "journal-crypt-key-size", 0, POPT_ARG_STRING, NULL,
 	  O_JCRYPT_KEY_SIZE, "Journal encryption key size", "BYTES" },
-	{ "data-device", 0, POPT_ARG_STRING, &a.data_device, O_DATA_DEVICE,
+	{ "data-device", 0, POPT_ARG_STRING, NULL, O_DATA_DEVICE,
 	  "Separate data device (<device> then holds metadata only)", "PATH" },
 	{ "integrity-bitmap-mode", 'B', POPT_ARG_NONE, &a.dummy, O_BITMAP,
 	  "Image for bitmap mode (stores the bitmap granularity)", NULL },
-	{ "bitmap-sectors-per-bit", 0, POPT_ARG_STRING, &a.bitmap_spb,
+	{ "bitmap-sectors-per-bit", 0, POPT_ARG_STRING, NULL,
 	  O_BITMAP_SPB, "Bitmap granularity (default 32768)", "SECTORS" },
 	{ "integrity-legacy-padding", 0, POPT_ARG_NONE, &a.dummy,
 	  O_LEGACY_PADDING, "Legacy 128 KiB metadata padding (old kernels)",
 	  NULL },
 	{ "integrity-legacy-hmac", 0, POPT_ARG_NONE, &a.dummy, O_LEGACY_HMAC,
 	  "No salt and no superblock MAC (old kernels)", NULL },
-	{ "salt", 0, POPT_ARG_STRING, &a.salt, O_SALT,
+	{ "salt", 0, POPT_ARG_STRING, NULL, O_SALT,
 	  "Superblock salt (32 hex digits) instead of a random one", "HEX" },
-	{ "seed", 0, POPT_ARG_STRING, &a.seed, O_SEED,
+	{ "seed", 0, POPT_ARG_STRING, NULL, O_SEED,
 	  "Derive the salt from STRING (reproducible images)", "STRING" },
-	{ "threads", 0, POPT_ARG_STRING, &a.threads, O_THREADS,
+	{ "threads", 0, POPT_ARG_STRING, NULL, O_THREADS,
 	  "Worker threads (default: available CPUs)", "N" },
 	{ "json", 0, POPT_ARG_NONE, &a.dummy, O_JSON,
 	  "Print the result as JSON", NULL },
-	{ "device-size", 0, POPT_ARG_STRING, &a.device_size, O_DEVICE_SIZE,
+	{ "device-size", 0, POPT_ARG_STRING, NULL, O_DEVICE_SIZE,
 	  "Create or grow the device file to SIZE (K/M/G/T: powers of 1024), or 'auto'",
 	  "SIZE|auto" },
-	{ "data-from", 0, POPT_ARG_STRING, &a.data_from, O_DATA_FROM,
+	{ "data-from", 0, POPT_ARG_STRING, NULL, O_DATA_FROM,
 	  "Payload placed at the start of the mapped device", "FILE" },
 	{ "no-wipe", 0, POPT_ARG_NONE, &a.dummy, O_NO_WIPE,
 	  "Write superblock and journal only (no tags)", NULL },
-	{ "payload-size", 0, POPT_ARG_STRING, &a.payload_size,
+	{ "payload-size", 0, POPT_ARG_STRING, NULL,
 	  O_PAYLOAD_SIZE, "Payload size for the size command", "BYTES" },
 	{ "allow-discards", 0, POPT_ARG_NONE, &a.dummy, O_ALLOW_DISCARDS,
 	  "Accept discarded blocks (tags all 0xF6)", NULL },
 	{ "integrity-recalculate-reset", 0, POPT_ARG_NONE, &a.dummy,
 	  O_RECALC_RESET, "Recalculate from sector 0", NULL },
-	{ "progress-frequency", 0, POPT_ARG_STRING, &a.progress_freq,
+	{ "progress-frequency", 0, POPT_ARG_STRING, NULL,
 	  O_PROGRESS_FREQ, "Progress line every N seconds", "SECS" },
 	{ "progress-json", 0, POPT_ARG_NONE, &a.dummy, O_PROGRESS_JSON,
 	  "Progress as JSON lines on stderr", NULL },
@@ -176,7 +207,7 @@ static struct poptOption options[] = {
 	  "Print the version", NULL },
 	{ "list-engines", 0, POPT_ARG_NONE, &a.dummy, O_LIST_ENGINES,
 	  "List the hash engines of this CPU", NULL },
-	{ "engine", 0, POPT_ARG_STRING, &a.engine, O_ENGINE,
+	{ "engine", 0, POPT_ARG_STRING, NULL, O_ENGINE,
 	  "Force a hash engine (also $DMT_ENGINE)", "NAME" },
 	{ "help", '?', POPT_ARG_NONE, &a.dummy, O_HELP,
 	  "Show this help message", NULL },
@@ -916,9 +947,15 @@ int main(int argc, const char **argv)
 	memset(&c, 0, sizeof(c));
 	ctx = poptGetContext("integrity-tool", argc, argv, options, 0);
 	poptSetOtherOptionHelp(ctx, "[OPTION...] <command> <device>");
-	while ((rc = poptGetNextOpt(ctx)) > 0)
-		if (rc < O_MAX)
-			seen[rc] = true;
+	while ((rc = poptGetNextOpt(ctx)) > 0) {
+		if (rc >= O_MAX)
+			continue;
+		seen[rc] = true;
+		if (str_slot[rc]) {
+			free(*str_slot[rc]);
+			*str_slot[rc] = poptGetOptArg(ctx);
+		}
+	}
 	if (rc < -1) {
 		tool_err("%s: %s", poptBadOption(ctx, POPT_BADOPTION_NOALIAS),
 			 poptStrerror(rc));

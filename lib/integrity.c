@@ -56,7 +56,6 @@ struct op {
 	uint64_t first_block, end_block;
 	uint64_t unit_blocks, chunk_blocks, ubase, n_units;
 	const uint8_t *zero;
-	int direct_fd;			/* dst opened O_DIRECT, or -1 */
 	struct dmt_integrity_tagger *tagger;
 	struct worker *w;
 	unsigned int nw;
@@ -201,43 +200,12 @@ static void worker_free(struct worker *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/*
- * Bulk data goes around the page cache when it can: no copy into cache
- * pages and no writeback left for the final fsync (about half the CPU time
- * of a buffered write, and a steady rate on a busy machine).  Anything the
- * device refuses to take directly is written through the cache.
- */
+/* Bulk data goes around the page cache where the file allows it (see
+ * dmt_file_enable_direct). */
 static int write_data(struct op *op, const uint8_t *buf, size_t len,
 		      uint64_t off)
 {
-	if (op->direct_fd >= 0 && !(off & 4095) && !(len & 4095) &&
-	    !((uintptr_t)buf & 4095)) {
-		while (len) {
-			ssize_t n = pwrite(op->direct_fd, buf, len, (off_t)off);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && errno != EINVAL)
-				return -errno;
-			if (n <= 0 || (n & 4095))
-				break;
-			buf += n;
-			off += (uint64_t)n;
-			len -= (size_t)n;
-		}
-		if (!len)
-			return 0;
-	}
 	return dmt_pwrite_full(op->dst, buf, len, off);
-}
-
-/* A second descriptor of the same open file, with O_DIRECT (or -1). */
-static int open_direct(const struct dmt_file *f)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
-	return open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
 }
 
 /* Source byte offset of logical block b. */
@@ -748,7 +716,6 @@ int dmt_integrity_format(const struct dmt_integrity_opts *o,
 
 	memset(r, 0, sizeof(*r));
 	memset(&op, 0, sizeof(op));
-	op.direct_fd = -1;
 	err = check_alg(o, r);
 	if (err)
 		return err;
@@ -950,10 +917,9 @@ int dmt_integrity_format(const struct dmt_integrity_opts *o,
 				op.src_limit = r->payload_bytes;
 			}
 		}
-		op.direct_fd = op.dst ? open_direct(&meta) : -1;
+		if (op.dst)
+			dmt_file_enable_direct(&meta);
 		err = walk(&op, 0, g.provided >> g.log2_spb);
-		if (op.direct_fd >= 0)
-			close(op.direct_fd);
 		if (err && op.fail_what)
 			set_why(r, op.fail_what, op.fail_path);
 		if (err)
@@ -1068,7 +1034,6 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
 
 	memset(r, 0, sizeof(*r));
 	memset(&op, 0, sizeof(op));
-	op.direct_fd = -1;
 	err = check_alg(o, r);
 	if (err)
 		return err;
@@ -1170,7 +1135,6 @@ int dmt_integrity_recalculate(const struct dmt_integrity_opts *o,
 
 	memset(r, 0, sizeof(*r));
 	memset(&op, 0, sizeof(op));
-	op.direct_fd = -1;
 	err = check_alg(o, r);
 	if (err)
 		return err;

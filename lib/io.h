@@ -22,6 +22,8 @@ struct dmt_file {
 	char *tmp_path;		/* non-NULL while a new file is being written */
 	bool is_blockdev;
 	bool writable;
+	bool has_direct;	/* direct_fd is an O_DIRECT twin of fd */
+	int direct_fd;
 };
 
 enum {
@@ -43,6 +45,14 @@ void dmt_file_close(struct dmt_file *f);
 int dmt_file_size(struct dmt_file *f, uint64_t *size);
 /* Grow (never shrink) a regular file to size; sparse. */
 int dmt_file_extend(struct dmt_file *f, uint64_t size);
+
+/*
+ * Let dmt_pwrite_full() send page-aligned bulk writes around the page cache
+ * (O_DIRECT twin descriptor): no copy into the cache and no writeback left
+ * for the final fsync.  Unaligned writes, and devices or filesystems that
+ * refuse O_DIRECT, still go through the cache.  Returns 0 either way.
+ */
+int dmt_file_enable_direct(struct dmt_file *f);
 
 /* Full reads/writes: short transfers are retried; EOF inside a read is
  * -ENODATA (the file is too small). */
