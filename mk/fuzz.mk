@@ -29,12 +29,9 @@ FUZZ_MAXLEN_integrity_cli := 1024
 FUZZ_ABS = $(abspath $(FUZZ_O))
 FUZZ_DICT_verity_cli = -dict=$(FUZZ_ABS)/seeds/verity_cli.dict
 FUZZ_DICT_integrity_cli = -dict=$(FUZZ_ABS)/seeds/integrity_cli.dict
-# CLI targets: files past RLIMIT_FSIZE fail with EFBIG (no SIGXFSZ); no
-# leak checks, as integrity-tool leaks a repeated string option (popt
-# overwrites its pointer), a known one-shot-process leak
+# CLI targets: files past RLIMIT_FSIZE fail with EFBIG (no SIGXFSZ)
 FUZZ_RUNFLAGS_verity_cli := -handle_xfsz=0
-FUZZ_RUNFLAGS_integrity_cli := -detect_leaks=0 -handle_xfsz=0
-FUZZ_ENV_integrity_cli := ASAN_OPTIONS=detect_leaks=0
+FUZZ_RUNFLAGS_integrity_cli := -handle_xfsz=0
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-build-bins fuzz-deps fuzz-lib \
 	$(addprefix fuzz-run-,$(FUZZ_TARGETS))
