@@ -248,6 +248,20 @@ int dmt_verity_sb_read(struct dmt_file *hash, struct dmt_verity_params *p)
 	return dmt_verity_sb_decode(sb, p);
 }
 
+int dmt_verity_sb_write(struct dmt_file *hash,
+			const struct dmt_verity_params *p)
+{
+	uint8_t sb[DMT_VERITY_SB_SIZE];
+	int err;
+
+	if (p->no_superblock || p->hash_offset % 512)
+		return -EINVAL;
+	err = dmt_verity_sb_encode(p, sb);
+	if (err)
+		return err;
+	return dmt_pwrite_full(hash, sb, sizeof(sb), p->hash_offset);
+}
+
 /* ---- single blocks ---- */
 
 int dmt_verity_hasher_new(const struct dmt_verity_params *p, bool hash_block,

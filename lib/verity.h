@@ -30,6 +30,8 @@
 #define DMT_VERITY_BLOCK_MAX (512u << 10)
 #define DMT_VERITY_MAX_LEVELS 63	/* kernel limit */
 
+struct dmt_verity_overlay;
+
 struct dmt_verity_params {
 	/* format (what the superblock records) */
 	char hash_name[DMT_VERITY_HASH_NAME_MAX]; /* "sha256"; any case */
@@ -47,6 +49,28 @@ struct dmt_verity_params {
 	unsigned int threads;		/* 0: dmt_default_threads() */
 	const char *engine;		/* NULL: default dispatch */
 	struct dmt_progress progress;
+
+	/*
+	 * build: write the tree only and leave the superblock to
+	 * dmt_verity_sb_write(), so a FEC area can be written in between
+	 * as veritysetup does (tree, FEC, superblock last).
+	 */
+	bool defer_superblock;
+	/* verify: blocks to check instead of the files' (NULL: none) */
+	const struct dmt_verity_overlay *overlay;
+};
+
+/*
+ * Corrected contents laid over the files, for checking what FEC would
+ * repair without writing it.  Called from the worker threads at once.
+ */
+struct dmt_verity_overlay {
+	/* First replaced block >= from: a data block (is_hash false) or a
+	 * hash-file block (in hash blocks); UINT64_MAX when none. */
+	uint64_t (*next)(void *ctx, bool is_hash, uint64_t from);
+	/* Copies the contents of that block (data or hash block size). */
+	int (*read)(void *ctx, bool is_hash, uint64_t block, uint8_t *buf);
+	void *ctx;
 };
 
 /*
@@ -157,6 +181,9 @@ int dmt_verity_sb_decode(const uint8_t sb[DMT_VERITY_SB_SIZE],
 			 struct dmt_verity_params *p);
 /* Reads and decodes the superblock at p->hash_offset of hash. */
 int dmt_verity_sb_read(struct dmt_file *hash, struct dmt_verity_params *p);
+/* Encodes and writes the superblock at p->hash_offset of hash. */
+int dmt_verity_sb_write(struct dmt_file *hash,
+			const struct dmt_verity_params *p);
 
 /* ---- tree ---- */
 

@@ -285,7 +285,7 @@ int dmt_verity_build(const struct dmt_verity_params *p, struct dmt_file *data,
 	if (err)
 		goto out;
 
-	if (!t->p.no_superblock) {
+	if (!t->p.no_superblock && !t->p.defer_superblock) {
 		uint8_t sb[DMT_VERITY_SB_SIZE];
 
 		err = dmt_verity_sb_encode(&t->p, sb);

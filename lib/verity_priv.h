@@ -68,9 +68,12 @@ void vt_free(struct vt *t);
 void vt_readahead(struct vt *t, uint64_t b0, uint64_t b1);
 
 /* Digests of data blocks [b0, b1) (at most item_blocks) into out, ds
- * apart; holes and all-zero blocks get the precomputed zero digest. */
+ * apart; holes and all-zero blocks get the precomputed zero digest;
+ * blocks of the overlay (verify) are hashed from it. */
 int vt_hash_data(struct vt *t, unsigned int wid, uint64_t b0, uint64_t b1,
 		 uint8_t *out);
+/* Lays the overlay's hash-file blocks [first, first + n) over buf. */
+int vt_overlay_hash(struct vt *t, uint8_t *buf, uint64_t first, uint64_t n);
 /* Digests of n contiguous hash blocks. */
 int vt_hash_blocks(struct vt *t, unsigned int wid, const uint8_t *src,
 		   size_t n, uint8_t *out);

@@ -118,6 +118,9 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 	t->p = *p;
 	t->data = data;
 	t->hash = hash;
+	/* only verification looks through an overlay */
+	if (!need_parent)
+		t->p.overlay = NULL;
 
 	err = dmt_verity_check_params(&t->p, NULL);
 	if (err)
@@ -247,6 +250,46 @@ static int hash_run(struct vt *t, struct vt_worker *w, uint64_t b0,
 	return 0;
 }
 
+/* Digests of the overlay's data blocks in [b0, b1) replace the files'. */
+static int overlay_data(struct vt *t, struct vt_worker *w, uint64_t b0,
+			uint64_t b1, uint8_t *out)
+{
+	const struct dmt_verity_overlay *o = t->p.overlay;
+	const uint8_t *msg = w->io;
+	size_t ds = t->g.digest_size;
+	uint64_t b;
+	int err;
+
+	for (b = o->next(o->ctx, false, b0); b < b1;
+	     b = o->next(o->ctx, false, b + 1)) {
+		err = o->read(o->ctx, false, b, w->io);
+		if (!err)
+			err = dmt_hasher_digest(w->hd, 1, &msg, NULL,
+						out + (b - b0) * ds);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int vt_overlay_hash(struct vt *t, uint8_t *buf, uint64_t first, uint64_t n)
+{
+	const struct dmt_verity_overlay *o = t->p.overlay;
+	uint64_t b;
+	int err;
+
+	if (!o)
+		return 0;
+	for (b = o->next(o->ctx, true, first); b < first + n;
+	     b = o->next(o->ctx, true, b + 1)) {
+		err = o->read(o->ctx, true, b,
+			      buf + (b - first) * t->g.hash_block_size);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int vt_hash_data(struct vt *t, unsigned int wid, uint64_t b0, uint64_t b1,
 		 uint8_t *out)
 {
@@ -284,7 +327,7 @@ int vt_hash_data(struct vt *t, unsigned int wid, uint64_t b0, uint64_t b1,
 			return err;
 		pos = he;
 	}
-	return 0;
+	return t->p.overlay ? overlay_data(t, w, b0, b1, out) : 0;
 }
 
 int vt_hash_blocks(struct vt *t, unsigned int wid, const uint8_t *src,

@@ -110,11 +110,16 @@ static int read_parents(struct vt *t, struct vt_worker *w, unsigned int pl,
 			uint64_t p0, uint64_t p1)
 {
 	uint64_t hbs = t->g.hash_block_size;
+	int err;
 
-	return vt_io(t, t->hash,
-		     dmt_pread_full(t->hash, w->parent,
-				    (size_t)((p1 - p0 + 1) * hbs),
-				    (t->g.level_start[pl] + p0) * hbs));
+	err = vt_io(t, t->hash,
+		    dmt_pread_full(t->hash, w->parent,
+				   (size_t)((p1 - p0 + 1) * hbs),
+				   (t->g.level_start[pl] + p0) * hbs));
+	if (!err)
+		err = vt_overlay_hash(t, w->parent, t->g.level_start[pl] + p0,
+				      p1 - p0 + 1);
+	return err;
 }
 
 static int hash_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
@@ -134,6 +139,8 @@ static int hash_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 	err = vt_io(t, t->hash,
 		    dmt_pread_full(t->hash, w->io, (size_t)(n * hbs),
 				   (t->g.level_start[c] + begin) * hbs));
+	if (!err)
+		err = vt_overlay_hash(t, w->io, t->g.level_start[c] + begin, n);
 	if (!err)
 		err = read_parents(t, w, c + 1, p0, p1);
 	if (!err)
@@ -215,6 +222,8 @@ static int check_top(struct verifier *v, const uint8_t *root)
 
 	err = vt_io(t, t->hash, dmt_pread_full(t->hash, w->io, (size_t)hbs,
 						off));
+	if (!err)
+		err = vt_overlay_hash(t, w->io, t->g.level_start[top], 1);
 	if (!err)
 		err = vt_hash_blocks(t, 0, w->io, 1, rep->root_hash);
 	if (err)

@@ -3,14 +3,19 @@
 # Cross-builds the library, the tools and every tests/test_*.c for s390x
 # (big-endian) and/or arm64 and runs the unit tests under qemu-user, linked
 # against the in-tree runner (tests/runner) instead of Criterion, which has
-# no s390x package and re-executes itself (fails under qemu-user).
+# no s390x package and re-executes itself (fails under qemu-user).  The
+# runs set DMT_TEST_REDUCED=1: the tests shrink their vectors (emulation
+# hashes ~10x slower) but keep every case.
 #
 # Usage: cross-check.sh ARCH...   (ARCH: s390x, arm64)
-# Environment: MAKE, CROSS_JOBS (build -j, default nproc), CROSS_TIMEOUT
-# (seconds per emulated run, default 600), CROSS_TEST_CAP (seconds per test,
-# default 180: a slower test fails instead of eating the run), and
-# CROSS_TEST_FLAGS (extra runner flags for the full-suite runs, e.g.
-# --filter=...).
+# Environment: MAKE, CROSS_JOBS (build and test -j, default nproc),
+# CROSS_PARALLEL (1: the architectures build and run side by side, the
+# default with more than one; 0: one after the other), CROSS_BUILD (build
+# directory prefix, default build-: build-s390x/, build-arm64/),
+# CROSS_TIMEOUT (seconds per emulated run, default 600), CROSS_TEST_CAP
+# (seconds per test, default 180: a slower test fails instead of eating the
+# run), and CROSS_TEST_FLAGS (extra runner flags for the full-suite runs,
+# e.g. --filter=...).
 #
 # s390x runs: the whole suite on `-cpu max` (KIMD/KLMD SHA-512 emulated),
 # then the s390 suite and the engine's cpacf/default tests with SHA-512
@@ -18,18 +23,29 @@
 # detection must find.  arm64: the whole suite on `-cpu max`, the hash
 # engine tests on cortex-a57 (no SHA-512 crypto extension).
 # A test file that does not compile for the target counts as a failure; the
-# others still run.  The last line sums everything:
+# others still run.  The last lines sum everything up, one per architecture
+# and the total; the exit status is non-zero when anything failed:
+#   cross-s390x: N passed, N failed, N skipped
+#   cross-arm64: N passed, N failed, N skipped
 #   cross: N passed, N failed, N skipped
 set -u
 MAKE=${MAKE:-make}
 jobs=${CROSS_JOBS:-$(nproc 2>/dev/null || echo 2)}
 run_timeout=${CROSS_TIMEOUT:-600}
 test_cap=${CROSS_TEST_CAP:-180}
+prefix=${CROSS_BUILD:-build-}
 extra_env=
 src=$(pwd)
 total_pass=0 total_fail=0 total_skip=0
+t0=$(date +%s)
 
+# Progress lines go to the terminal even while an architecture's report
+# is being collected in its log (parallel runs).
+exec 3>&2
 say() { printf 'cross: %s\n' "$*" >&2; }
+progress() {
+	printf 'cross: [%4ds] %s\n' "$(($(date +%s) - t0))" "$*" >&3
+}
 
 # Adds one runner summary line ("N passed, N failed, N skipped") to the
 # totals; a run without one (crash, timeout) counts as one failure.
@@ -40,6 +56,7 @@ account() {
 		say "$label: no result line (exit $rc): counted as 1 failure"
 		tail -n 20 "$log" >&2
 		total_fail=$((total_fail + 1))
+		progress "$label: no result line (exit $rc)"
 		return
 	fi
 	set -- $(echo "$line" | tr -cs '0-9' ' ')
@@ -52,6 +69,7 @@ account() {
 			"$log" >&2
 	fi
 	say "$label: $line"
+	progress "$label: $line"
 	# The slowest tests: candidates for DMT_TEST_REDUCED.
 	sed -n 's/^\[[A-Z]*\] \([^ ]*\) (\([0-9.]*\)s).*/\2 \1/p' "$log" |
 		sort -rn | head -n 5 | while read -r t n; do
@@ -65,6 +83,7 @@ run() {
 	shift 3
 	log="$O/logs/$(echo "$label" | tr -c 'A-Za-z0-9_.\n-' '_').log"
 	say "$label: qemu-$qarch -cpu $cpu $*"
+	progress "$label: running"
 	start=$(date +%s)
 	timeout -s KILL "$run_timeout" env $extra_env \
 		QEMU_CPU="$cpu" DMT_BUILD="$run_dir" DMT_SRC="$src" \
@@ -94,7 +113,7 @@ cross_one() {
 		return
 		;;
 	esac
-	O=build-$arch
+	O=$prefix$arch
 	mkdir -p "$O/logs"
 	O=$(cd "$O" && pwd)
 	if ! sh scripts/deps.sh cross $pkgs qemu-user ||
@@ -118,6 +137,8 @@ cross_one() {
 	set -- O="$O" CC="$triple-gcc" AR="$triple-ar" PKG_CONFIG="$pc" \
 		CPPFLAGS="$inc" LDFLAGS=-static
 	say "$arch: building (logs in $O/logs)"
+	progress "$arch: building"
+	start=$(date +%s)
 	"$MAKE" -k -j"$jobs" "$@" "$O/libdmt.a" "$O/tool-common.o" \
 		"$O/tests/helpers.o" "$O/tests/runner/runner.o" \
 		"$O/verity-tool" "$O/integrity-tool" $tests \
@@ -149,6 +170,7 @@ cross_one() {
 		total_fail=$((total_fail + 1))
 		return
 	fi
+	progress "$arch: built ($(($(date +%s) - start))s, $bad failed)"
 
 	# Tests run the tools as $DMT_BUILD/<tool>: host shell wrappers that
 	# start the static foreign binaries under qemu (QEMU_CPU inherited).
@@ -195,10 +217,54 @@ cross_one() {
 	esac
 }
 
+# cross_arch ARCH RESULT-FILE: cross_one, its totals into the file.
+cross_arch() {
+	total_pass=0 total_fail=0 total_skip=0
+	cross_one "$1"
+	echo "$total_pass $total_fail $total_skip" >"$2"
+}
+
 CROSS_TEST_FLAGS=${CROSS_TEST_FLAGS:-}
 [ $# -gt 0 ] || set -- s390x arm64
+parallel=${CROSS_PARALLEL:-1}
+[ $# -gt 1 ] || parallel=0
+res_dir=$(mktemp -d "${TMPDIR:-/tmp}/cross-check.XXXXXX") || exit 1
+trap 'rm -rf "$res_dir"' EXIT
+trap 'exit 130' INT TERM
+# Each architecture's report goes to its own file while they run side by
+# side, and is shown whole afterwards (no interleaving).
+i=0
+pids=""
 for a in "$@"; do
-	cross_one "$a"
+	i=$((i + 1))
+	if [ "$parallel" = 1 ]; then
+		cross_arch "$a" "$res_dir/$i.res" 2>"$res_dir/$i.log" &
+		pids="$pids $!"
+	else
+		cross_arch "$a" "$res_dir/$i.res"
+	fi
 done
-echo "cross: $total_pass passed, $total_fail failed, $total_skip skipped"
+for p in $pids; do
+	wait "$p"
+done
+i=0
+summary=""
+total_pass=0 total_fail=0 total_skip=0
+for a in "$@"; do
+	i=$((i + 1))
+	[ -f "$res_dir/$i.log" ] && cat "$res_dir/$i.log" >&2
+	if [ -s "$res_dir/$i.res" ]; then
+		read -r p f s <"$res_dir/$i.res"
+	else
+		p=0 f=1 s=0	# the architecture's run died
+	fi
+	summary="${summary}cross-$a: $p passed, $f failed, $s skipped
+"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + s))
+done
+printf '%s' "$summary"
+echo "cross: $total_pass passed, $total_fail failed, $total_skip skipped" \
+	"($(($(date +%s) - t0))s)"
 [ "$total_fail" = 0 ]

@@ -26,6 +26,13 @@ bool th_files_equal(const char *a, const char *b);
 /* Flip bits of one byte in place. */
 void th_flip_byte(const char *path, uint64_t off, uint8_t mask);
 
+/*
+ * DMT_TEST_REDUCED set (and not "0"): emulated runs (make check-cross)
+ * shrink their vectors: strided length sweeps, fewer batch sizes, smaller
+ * images, fewer rounds.  Read once.
+ */
+bool th_reduced(void);
+
 /* Build directory (DMT_BUILD, default "build") tool paths. */
 const char *th_tool(const char *name);
 /* Is a command on PATH (or /usr/sbin, /sbin)? */

@@ -222,18 +222,21 @@ struct cfg {
 };
 
 /*
- * veritysetup's parity for every config, then ours with every thread
- * count: first the default path (GFNI where the CPU has it), then with
- * GFNI masked off (table path).
+ * veritysetup's parity for every config, then ours with each thread count
+ * (nt of them): first the default path (GFNI where the CPU has it), then
+ * with GFNI masked off (table path; a repeat of the first pass without
+ * GFNI, so skipped then).
  */
-static void compare_configs(const struct cfg *cfgs, size_t n, const char *dir)
+static void compare_configs(const struct cfg *cfgs, size_t n,
+			    const unsigned int *threads, unsigned int nt,
+			    const char *dir)
 {
-	static const unsigned int threads[] = { 1, 2, 3 };
 	char name[64], *data, *hash, *vfec, *ofec = th_path(dir, "o.fec");
 	unsigned int pass, t;
+	bool gfni = dmt_cpu_features() & DMT_CPU_X86_GFNI;
 	size_t i;
 
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < (gfni ? 2 : 1); pass++) {
 		if (pass == 1)
 			dmt_cpu_mask_off(DMT_CPU_X86_GFNI);
 		for (i = 0; i < n; i++) {
@@ -252,7 +255,7 @@ static void compare_configs(const struct cfg *cfgs, size_t n, const char *dir)
 				vs_format(data, hash, vfec, c->roots, c->bs,
 					  "");
 			}
-			for (t = 0; t < 3; t++) {
+			for (t = 0; t < nt; t++) {
 				cr_assert_eq(encode_to(data, hash, ofec,
 						       c->roots, c->bs,
 						       c->blocks, threads[t],
@@ -273,6 +276,13 @@ static void compare_configs(const struct cfg *cfgs, size_t n, const char *dir)
 	free(ofec);
 }
 
+/*
+ * Thread counts.  Every config here is one group of rounds, so threads
+ * past the first have nothing to do: one count under DMT_TEST_REDUCED.
+ */
+static const unsigned int threads_all[] = { 1, 2, 3 };
+static const unsigned int threads_one[] = { 1 };
+
 Test(fec, identical_to_veritysetup_small)
 {
 	static const struct cfg cfgs[] = {
@@ -289,20 +299,36 @@ Test(fec, identical_to_veritysetup_small)
 
 	need_veritysetup();
 	dir = th_mkdtemp();
-	compare_configs(cfgs, sizeof(cfgs) / sizeof(cfgs[0]), dir);
+	if (th_reduced())
+		compare_configs(cfgs, sizeof(cfgs) / sizeof(cfgs[0]),
+				threads_one, 1, dir);
+	else
+		compare_configs(cfgs, sizeof(cfgs) / sizeof(cfgs[0]),
+				threads_all, 3, dir);
 	th_rmtree(dir);
 	free(dir);
 }
 
-/* Big enough for several groups of rounds (separate reads per row). */
+/*
+ * Big enough for several groups of rounds (separate reads per row): 105
+ * rounds of roots 24 overflow one group's accumulators (85 rounds) at any
+ * thread count.  Under DMT_TEST_REDUCED the cheapest split instead (encode
+ * cost grows with roots): roots 2, 128 rounds, enough for lib/fec.c
+ * plan_groups to give 3 threads 3 groups.
+ */
 Test(fec, identical_to_veritysetup_multigroup, .timeout = 120)
 {
-	static const struct cfg c = { 24, 4096, 24000, 0 };
+	static const struct cfg full = { 24, 4096, 24000, 0 };
+	static const struct cfg reduced = { 2, 4096, 32000, 0 };
+	static const unsigned int three[] = { 3 };
 	char *dir;
 
 	need_veritysetup();
 	dir = th_mkdtemp();
-	compare_configs(&c, 1, dir);
+	if (th_reduced())
+		compare_configs(&reduced, 1, three, 1, dir);
+	else
+		compare_configs(&full, 1, threads_all, 3, dir);
 	th_rmtree(dir);
 	free(dir);
 }
@@ -312,6 +338,8 @@ Test(fec, identical_to_veritysetup_shared_hash_file)
 	static const unsigned int roots[] = { 2, 8, 24 };
 	char *dir, *data, *vhash, *ohash;
 	uint64_t off = 200 * 4096;	/* metadata gap after the tree */
+	/* 25-27 rounds, 4 under DMT_TEST_REDUCED */
+	uint64_t n = th_reduced() ? 600 : 6000;
 	struct dmt_fec_params p;
 	struct dmt_fec_layout l;
 	struct files f;
@@ -323,7 +351,7 @@ Test(fec, identical_to_veritysetup_shared_hash_file)
 	data = th_path(dir, "d.img");
 	vhash = th_path(dir, "vh.img");
 	ohash = th_path(dir, "oh.img");
-	th_write_random_file(data, 6000 * 4096, 99);
+	th_write_random_file(data, n * 4096, 99);
 	for (i = 0; i < 3; i++) {
 		/* veritysetup needs the gap up to --fec-offset to exist */
 		unlink(vhash);
@@ -342,7 +370,7 @@ Test(fec, identical_to_veritysetup_shared_hash_file)
 			 * the same file (found by inode) */
 			files_open(&f, data, ohash, twice ? ohash : NULL,
 				   DMT_OPEN_RW);
-			params_init(&p, &f, roots[i], 4096, 6000, 2);
+			params_init(&p, &f, roots[i], 4096, n, 2);
 			p.fec_offset = off;
 			cr_assert_eq(dmt_fec_encode(&p, &l), 0);
 			files_close(&f);
@@ -835,13 +863,18 @@ Test(fec, clean_image_has_nothing_to_correct)
 }
 
 /*
- * roots 8, 4096-byte blocks: round A has 4 garbage blocks (unknown errors:
- * 4 per codeword, the limit without erasures), round B 8 garbage data
- * blocks (needs the digests as erasures), round C single flipped bytes in
- * 6 blocks, round D 9 bad blocks (beyond any repair).
+ * roots 8: round A has 4 garbage blocks (unknown errors: 4 per codeword,
+ * the limit without erasures), round B 8 garbage data blocks (needs the
+ * digests as erasures), round C single flipped bytes in 6 blocks, round D
+ * 9 bad blocks (beyond any repair).  17 rounds of 4096-byte blocks, or
+ * under DMT_TEST_REDUCED 6 rounds of 1024-byte blocks (decoding cost is
+ * per byte of a round).
  */
 Test(fec, corrects_up_to_the_limit_and_detects_beyond)
 {
+	static const unsigned int full[4] = { 2, 5, 7, 9 };
+	static const unsigned int reduced[4] = { 1, 2, 3, 4 };
+	const unsigned int *rd = th_reduced() ? reduced : full;
 	struct image im;
 	struct tree t;
 	struct dmt_fec_stats st;
@@ -849,22 +882,27 @@ Test(fec, corrects_up_to_the_limit_and_detects_beyond)
 	unsigned int nb = 0, nd = 0, k, j;
 	uint64_t beyond[16];
 
-	image_make(&im, 8, 4096, 4000);
+	if (th_reduced())
+		image_make(&im, 8, 1024, 1200);
+	else
+		image_make(&im, 8, 4096, 4000);
 	hb = hash_file_blocks(&im);
 	for (j = 0; j < 4; j++)
-		blocks[nb++] = cblock(&im, hb, 3 + j * 40, 2);
+		blocks[nb++] = cblock(&im, hb, 3 + j * 40, rd[0]);
 	for (j = 0; j < 8; j++)
-		blocks[nb++] = cblock(&im, hb, 10 + j * 25, 5);
+		blocks[nb++] = cblock(&im, hb, 10 + j * 25, rd[1]);
 	for (j = 0; j < 6; j++)
-		blocks[nb++] = cblock(&im, hb, 1 + j * 30, 7);
+		blocks[nb++] = cblock(&im, hb, 1 + j * 30, rd[2]);
 	for (j = 0; j < 9; j++)
-		beyond[nd++] = cblock(&im, hb, 2 + j * 20, 9);
+		beyond[nd++] = cblock(&im, hb, 2 + j * 20, rd[3]);
 	for (k = 0; k < nb; k++) {
 		cr_assert_lt(blocks[k], im.n);
 		damage(&im, blocks[k], k >= 12, 1000 + k);
 	}
-	for (k = 0; k < nd; k++)
+	for (k = 0; k < nd; k++) {
+		cr_assert_lt(beyond[k], im.n);
 		damage(&im, beyond[k], false, 5000 + k);
+	}
 
 	/* check only: nothing written, corrections reported */
 	tree_init(&t, im.n, im.bs, im.root);
@@ -979,7 +1017,12 @@ Test(fec, damaged_parity_only)
 	uint8_t *buf;
 	unsigned int k;
 
-	image_make(&im, 24, 4096, 3000);
+	/* 14 rounds of 4096-byte blocks, or under DMT_TEST_REDUCED 5 of
+	 * 1024 bytes: still 4 distinct ones damaged below */
+	if (th_reduced())
+		image_make(&im, 24, 1024, 1000);
+	else
+		image_make(&im, 24, 4096, 3000);
 	buf = th_read_file(im.fec, &len);
 	free(buf);
 	th_flip_byte(im.fec, 5, 0xff);
@@ -988,7 +1031,7 @@ Test(fec, damaged_parity_only)
 	/* round 3, codeword 100: 16 of its 24 parity bytes, beyond
 	 * decoding; every block verifies, so the parity is recomputed */
 	for (k = 0; k < 16; k++)
-		th_flip_byte(im.fec, (3 * 4096 + 100) * 24 + k, 0x3c);
+		th_flip_byte(im.fec, (3 * im.bs + 100) * 24 + k, 0x3c);
 
 	tree_init(&t, im.n, im.bs, im.root);
 	cr_expect_eq(run_fec(&im, &t, 0, &st), 0);

@@ -110,7 +110,9 @@ static void round_trip(const struct rt_case *c)
 	char *img = p("img"), *pay = p("pay"), *key = p("key");
 	char *out = NULL, *err = NULL, keyopt[512] = "", tagopt[32] = "";
 	static const uint8_t keybytes[32] = "0123456789abcdef0123456789abcde";
-	const uint64_t plen = (5u << 20) + 1234;	/* ends mid-block */
+	/* ends mid-block; 16M device, a smaller one under DMT_TEST_REDUCED */
+	const uint64_t plen = ((th_reduced() ? 2u : 5u) << 20) + 1234;
+	const unsigned int dev_mib = th_reduced() ? 8 : 16;
 	uint8_t *want, *got;
 	uint64_t first = 0;
 	struct it_geo g;
@@ -127,8 +129,8 @@ static void round_trip(const struct rt_case *c)
 		snprintf(tagopt, sizeof(tagopt), "--tag-size %u", c->tag);
 	rc = tool(&out, &err,
 		  "format -q --integrity '%s' %s %s --sector-size %u --salt "
-		  SALT " --device-size 16M --data-from '%s' '%s'",
-		  c->alg, keyopt, tagopt, c->ss, pay, img);
+		  SALT " --device-size %uM --data-from '%s' '%s'",
+		  c->alg, keyopt, tagopt, c->ss, dev_mib, pay, img);
 	must("format", rc, err);
 	free(out);
 	free(err);
@@ -666,23 +668,30 @@ Test(integrity_tool, threads_and_engines_identical, .init = setup,
 	char *pay = p("pay"), *img = p("img"), *out = NULL, *err = NULL;
 	char ref[2][65], h[65], *line, *save = NULL;
 	static const char *const algs[2] = { "sha256", "crc32c" };
+	/*
+	 * Two 16 MiB work units (interleave areas), or under
+	 * DMT_TEST_REDUCED four of 2 MiB.
+	 */
+	const char *size = th_reduced() ?
+		"--device-size 8M --interleave-sectors 4096" :
+		"--device-size 24M";
 	int engines = 0;
 
-	th_write_random_file(pay, 6u << 20, 99);
+	th_write_random_file(pay, (th_reduced() ? 2u : 6u) << 20, 99);
 	for (int a = 0; a < 2; a++) {
 		unlink(img);
 		must("format", tool(&out, &err, "format -q -I %s --threads 1 "
-				    "--salt " SALT " --device-size 24M "
-				    "--data-from '%s' '%s'", algs[a], pay,
-				    img), err);
+				    "--salt " SALT " %s "
+				    "--data-from '%s' '%s'", algs[a], size,
+				    pay, img), err);
 		free(out);
 		free(err);
 		th_sha256_file(img, ref[a]);
 		unlink(img);
 		must("format", tool(&out, &err, "format -q -I %s --threads 2 "
-				    "--salt " SALT " --device-size 24M "
-				    "--data-from '%s' '%s'", algs[a], pay,
-				    img), err);
+				    "--salt " SALT " %s "
+				    "--data-from '%s' '%s'", algs[a], size,
+				    pay, img), err);
 		free(out);
 		free(err);
 		th_sha256_file(img, h);
@@ -701,8 +710,8 @@ Test(integrity_tool, threads_and_engines_identical, .init = setup,
 			unlink(img);
 			must(name, tool(&o2, &e2, "format -q -I %s --engine %s "
 					"--threads 2 --salt " SALT
-					" --device-size 24M --data-from '%s' '%s'",
-					algs[a], name, pay, img), e2);
+					" %s --data-from '%s' '%s'",
+					algs[a], name, size, pay, img), e2);
 			free(o2);
 			free(e2);
 			th_sha256_file(img, h);

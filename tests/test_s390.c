@@ -19,13 +19,6 @@
 
 TestSuite(s390, .timeout = 120);
 
-static bool reduced(void)
-{
-	const char *e = getenv("DMT_TEST_REDUCED");
-
-	return e && *e && strcmp(e, "0");
-}
-
 static const char *const hashes[] = { "sha224", "sha256", "sha384",
 				      "sha512" };
 
@@ -344,7 +337,7 @@ static void kimd_klmd_one(struct dmt_cpacf *c, const char *hash,
 Test(s390, model_kimd_klmd_match_openssl)
 {
 	static const unsigned int stops[] = { 0, 1, 2, 3, 7 };
-	size_t maxlen = reduced() ? 300 : 700;
+	size_t maxlen = th_reduced() ? 300 : 700;
 	uint8_t *buf = malloc(maxlen + 1);
 
 	cr_assert_not_null(buf);
@@ -417,10 +410,10 @@ Test(s390, model_kmac_matches_openssl)
 					    ? 128 : 64;
 
 			for (size_t klen = 0; klen <= bs;
-			     klen += reduced() ? 31 : 9)
+			     klen += th_reduced() ? 31 : 9)
 				kmac_one(c, hashes[h], key, klen, msg, 77, 0);
 			for (size_t len = 0; len < sizeof(msg);
-			     len += reduced() ? 37 : 13) {
+			     len += th_reduced() ? 37 : 13) {
 				kmac_one(c, hashes[h], key, 20, msg, len, 0);
 				kmac_one(c, hashes[h], key, 20, msg, len, len);
 			}
@@ -495,7 +488,7 @@ Test(s390, kimd_block_functions_match_openssl)
 		struct dmt_cpacf *c = model(DMT_CPACF_PRESET_Z15, NULL, stop,
 					    true, stop, false);
 
-		for (size_t nb = 0; nb <= 40; nb += reduced() ? 13 : 3) {
+		for (size_t nb = 0; nb <= 40; nb += th_reduced() ? 13 : 3) {
 			for (int wide = 0; wide <= 1; wide++) {
 				size_t bs = wide ? 128 : 64, len = nb * bs;
 				uint8_t pad[256] = { 0 };
@@ -634,7 +627,7 @@ Test(s390, integrity_shaped_batches_every_path)
 							h * 100 + m * 10 + b,
 						};
 
-						if (reduced() && b == 3)
+						if (th_reduced() && b == 3)
 							continue;
 						check_batch(c, &f,
 							    cfgs[k].path);
@@ -685,7 +678,7 @@ static void random_framings(struct dmt_cpacf *c, const char *want_hmac_path,
 
 Test(s390, random_framings_every_path)
 {
-	unsigned int count = reduced() ? 40 : 250;
+	unsigned int count = th_reduced() ? 40 : 250;
 	struct dmt_cpacf *c;
 
 	c = model(DMT_CPACF_PRESET_Z17, NULL, 0, false, 0, false);
@@ -706,7 +699,7 @@ Test(s390, random_framings_every_path)
  */
 Test(s390, forced_partial_completion)
 {
-	unsigned int count = reduced() ? 15 : 80;
+	unsigned int count = th_reduced() ? 15 : 80;
 
 	for (unsigned int mode = 0; mode < 4; mode++) {
 		struct dmt_cpacf *c = model(mode < 2 ? DMT_CPACF_PRESET_Z17
@@ -813,7 +806,7 @@ Test(s390, kmac_selftest_picks_the_safe_path)
 	/* Still offered, and right (its own cc-3 resumes work). */
 	for (unsigned int fc = 0x70; fc <= 0x73; fc++)
 		cr_assert(dmt_cpacf_has(o, DMT_CPACF_KMAC, fc));
-	random_framings(o, "kmac-key", "kimd", reduced() ? 10 : 40, 5);
+	random_framings(o, "kmac-key", "kimd", th_reduced() ? 10 : 40, 5);
 	dmt_cpacf_model_free(c);
 	dmt_cpacf_model_free(o);
 }
@@ -901,7 +894,7 @@ Test(s390, hw_functions_match_openssl_and_model)
 	struct dmt_cpacf *hw = dmt_cpacf_hw();
 	struct dmt_cpacf *m = model(DMT_CPACF_PRESET_Z17, NULL, 0, false, 0,
 				    false);
-	size_t big = reduced() ? 300000 : 1000003;
+	size_t big = th_reduced() ? 300000 : 1000003;
 	struct counting k;
 	uint8_t *buf;
 	bool any = false;
@@ -947,7 +940,7 @@ Test(s390, hw_functions_match_openssl_and_model)
 		f.key_size = 200;
 		f.suffix_size = 32;
 		check_batch(hw, &f, NULL);
-		random_framings(hw, NULL, NULL, reduced() ? 20 : 100, 40 + h);
+		random_framings(hw, NULL, NULL, th_reduced() ? 20 : 100, 40 + h);
 	}
 	/* No SHA-2 function (e.g. QEMU with them switched off): every job
 	 * must go back to the engine. */
