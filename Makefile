@@ -115,7 +115,7 @@ demo: tools
 install: tools
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(TOOLS) $(DESTDIR)$(BINDIR)/
-	for m in docs/*.8; do [ -e "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man8/ || true; done
+	install -m 0644 docs/verity-tool.8 docs/integrity-tool.8 $(DESTDIR)$(MANDIR)/man8/
 
 clean:
 	rm -rf build build-*
