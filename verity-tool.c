@@ -1745,8 +1745,7 @@ static struct json_object *json_fec_run(const struct fec_run *r, bool repair)
 
 #define SIG_MAX (1u << 20)
 
-static int sign_error(const struct cli *c, const char *key, const char *cert,
-		      int err)
+static int sign_error(const char *key, const char *cert, int err)
 {
 	if (tool_verbosity >= 2)
 		ERR_print_errors_fp(stderr);
@@ -1762,12 +1761,14 @@ static int sign_error(const struct cli *c, const char *key, const char *cert,
 			 "URI.", key ? key : "", key ? ", " : "", cert);
 		return TOOL_EXIT_USAGE;
 	case -EINVAL:
-		tool_err("%s, %s: the key and the certificate do not match.",
-			 key ? key : "", cert);
+		if (key)
+			tool_err("%s, %s: the key and the certificate do not "
+				 "match.", key, cert);
+		else
+			tool_err("%s: not a usable certificate.", cert);
 		return TOOL_EXIT_USAGE;
 	default:
-		tool_err_errno(key && c->act != ACT_VERIFY ? key : cert,
-			       "cannot load", err);
+		tool_err_errno(key ? key : cert, "cannot load", err);
 		return tool_exit_code(err);
 	}
 }
@@ -1781,7 +1782,7 @@ static int sign_root(const struct cli *c, const char *root_hex,
 						    : OPT_SIGN_CERT];
 	int err = dmt_sign_root_hash(key, cert, NULL, root_hex, sig, len);
 
-	return err ? sign_error(c, key, cert, err) : 0;
+	return err ? sign_error(key, cert, err) : 0;
 }
 
 /* build: a key that cannot sign fails before the tree is built. */
@@ -1826,7 +1827,7 @@ static int check_signature(const struct cli *c, const uint8_t *root,
 			 "%s.", path, cert);
 		rc = TOOL_EXIT_VERIFY;
 	} else if (err) {
-		rc = sign_error(c, NULL, cert, err);
+		rc = sign_error(NULL, cert, err);
 	} else {
 		tool_verbose("Root hash signature %s verified with %s.", path,
 			     cert);
@@ -1870,8 +1871,9 @@ static int out_paths(struct cli *c, char *paths[OUT_N])
 			return tool_exit_code(err);
 		}
 		if (!same_target(verity, c->args[1]))
-			tool_info("%s: note: systemd looks for the hash tree of "
-				  "%s in %s.", tool_name, c->args[0], verity);
+			tool_info("%s: note: systemd looks for the hash tree "
+				  "of %s in %s.", tool_name, c->args[0],
+				  verity);
 		free(verity);
 	}
 	if ((c->given[OPT_ROOT_FILE] && !paths[OUT_ROOT]) ||
