@@ -538,6 +538,12 @@ static void table_line(const struct config *c,
 		strncat(opts, " fix_hmac", sizeof(opts) - strlen(opts) - 1);
 		n++;
 	}
+	/* tags not (all) written yet: the kernel must recalculate them, or
+	 * every read of a sector without a valid tag fails */
+	if (c->o.no_wipe || (sb->flags & DMT_INTEGRITY_SB_RECALCULATING)) {
+		strncat(opts, " recalculate", sizeof(opts) - strlen(opts) - 1);
+		n++;
+	}
 	snprintf(buf, size, "0 %" PRIu64 " integrity %s 0 %u J %d%s",
 		 sb->provided_data_sectors, data, sb->tag_size, n, opts);
 }
@@ -631,6 +637,8 @@ static int cmd_format(struct config *c)
 		if (err == -EINTR)
 			tool_err("%s: format interrupted; %s", c->device,
 				 r.created ? "nothing was written" :
+				 c->o.data_from ?
+				 "run the same format again (the payload may be incomplete)" :
 				 "finish with `integrity-tool recalculate` (same options) or run format again");
 		return err;
 	}
