@@ -1596,10 +1596,16 @@ static int run_fec(struct cli *c, struct files *f, const uint8_t *root,
 	err = dmt_fec_verify_and_correct(&fp, &ops,
 					 repair ? DMT_FEC_REPAIR : 0, &r->st);
 	tool_progress_finish(&c->prog, !err || err == -EBADMSG);
-	qsort(r->fixed.v, r->fixed.n, sizeof(uint64_t), cmp_u64);
-	qsort(r->unverified.v, r->unverified.n, sizeof(uint64_t), cmp_u64);
-	qsort(r->bad.v, r->bad.n, sizeof(uint64_t), cmp_u64);
-	qsort(r->fix, r->nfix, sizeof(*r->fix), cmp_fix);
+	/* qsort() may not be handed a NULL array, even an empty one */
+	if (r->fixed.n)
+		qsort(r->fixed.v, r->fixed.n, sizeof(uint64_t), cmp_u64);
+	if (r->unverified.n)
+		qsort(r->unverified.v, r->unverified.n, sizeof(uint64_t),
+		      cmp_u64);
+	if (r->bad.n)
+		qsort(r->bad.v, r->bad.n, sizeof(uint64_t), cmp_u64);
+	if (r->nfix)
+		qsort(r->fix, r->nfix, sizeof(*r->fix), cmp_fix);
 	return err;
 }
 
