@@ -107,7 +107,9 @@ test-build: $(TEST_BIN) $(TOOLS)
 # CRITERION_FLAGS: e.g. --filter='hash/*' ; tests find the tools via DMT_BUILD.
 check: test-build
 	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh check
-	DMT_BUILD=$(abspath $(O)) DMT_SRC=$(CURDIR) $(TEST_BIN) -j$(shell nproc) $(CRITERION_FLAGS)
+	DMT_BUILD=$(abspath $(O)) DMT_SRC=$(CURDIR) \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+		$(TEST_BIN) -j$(shell nproc) $(CRITERION_FLAGS)
 
 demo: tools
 	$(Q)sh scripts/demo.sh $(O)
