@@ -47,17 +47,39 @@ static const char *vt(void)
 	return th_tool("verity-tool");
 }
 
+/*
+ * fmt() strings are used inline (paths, expected text), so they are kept
+ * here and freed together when the test ends (the suite's .fini).
+ */
+static char **fmt_strs;
+static size_t fmt_count;
+
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 static char *fmt(const char *f, ...)
 {
+	char **strs;
 	va_list ap;
 	char *s;
 
 	va_start(ap, f);
 	cr_assert_geq(vasprintf(&s, f, ap), 0);
 	va_end(ap);
+	strs = realloc(fmt_strs, (fmt_count + 1) * sizeof(*strs));
+	cr_assert(strs);
+	fmt_strs = strs;
+	fmt_strs[fmt_count++] = s;
 	return s;
 }
+
+static void fmt_free_all(void)
+{
+	while (fmt_count)
+		free(fmt_strs[--fmt_count]);
+	free(fmt_strs);
+	fmt_strs = NULL;
+}
+
+TestSuite(verity_fec_cli, .fini = fmt_free_all);
 
 /* Runs a shell command in dir; out/err may be NULL. */
 static int run_in(const char *dir, char **out, char **err, const char *f,
@@ -246,7 +268,6 @@ static void compare_build(const struct bcase *bc, const char *dir)
 	free(ob);
 	free(ea);
 	free(eb);
-	free(args);
 	free(a);
 	free(b);
 }
@@ -340,6 +361,8 @@ Test(verity_fec_cli, dump_identical_to_veritysetup)
 	cr_assert_eq(run_in(dir, &ob, NULL, "'%s' dump h.img --fec-device "
 			    "f.img --fec-roots 7", vt()), 0);
 	cr_expect_str_eq(ob, oa);
+	free(oa);
+	free(ob);
 	th_rmtree(dir);
 	free(dir);
 }
