@@ -940,7 +940,8 @@ Test(s390, hw_functions_match_openssl_and_model)
 		f.key_size = 200;
 		f.suffix_size = 32;
 		check_batch(hw, &f, NULL);
-		random_framings(hw, NULL, NULL, th_reduced() ? 20 : 100, 40 + h);
+		random_framings(hw, NULL, NULL, th_reduced() ? 20 : 100,
+				40 + h);
 	}
 	/* No SHA-2 function (e.g. QEMU with them switched off): every job
 	 * must go back to the engine. */
