@@ -59,7 +59,7 @@ TEST_OBJS := $(patsubst %.c,$(O)/%.o,$(TEST_SRCS))
 TEST_BIN := $(O)/tests/unit-tests
 
 # Per-ISA flags: each file in lib/arch/ is compiled only with its own ISA.
-# SHA-NI code stays SSE-only (never -march=native, never AVX flags).
+# SHA-NI code stays SSE-only: no host-tuning -march and no AVX flags.
 ISA_FLAGS_x86_sha256_shani := -msse4.1 -msha
 ISA_FLAGS_x86_sha256_avx2 := -mavx2
 ISA_FLAGS_x86_sha256_avx512 := -mavx512f -mavx512vl -mavx512bw
