@@ -37,7 +37,7 @@ FUZZ_RUNFLAGS_integrity_cli := -handle_xfsz=0
 	$(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 fuzz-deps:
-	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh fuzz clang perl
+	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh fuzz clang libclang-rt-dev perl
 
 # The library and the tools, instrumented, through the main Makefile.
 fuzz-lib: fuzz-deps
