@@ -200,14 +200,6 @@ static void worker_free(struct worker *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/* Bulk data goes around the page cache where the file allows it (see
- * dmt_file_enable_direct). */
-static int write_data(struct op *op, const uint8_t *buf, size_t len,
-		      uint64_t off)
-{
-	return dmt_pwrite_full(op->dst, buf, len, off);
-}
-
 /* Source byte offset of logical block b. */
 static uint64_t src_offset(const struct op *op, uint64_t b)
 {
@@ -255,7 +247,7 @@ static int data_blocks(struct op *op, struct worker *w, uint64_t ub0,
 	if (err || !op->dst)
 		return err;
 	off = dmt_integrity_data_sector(g, a << g->log2_spb) << 9;
-	err = write_data(op, w->buf, (size_t)len, off);
+	err = dmt_pwrite_full(op->dst, w->buf, (size_t)len, off);
 	return io_fail(op, err, op->dst, "write error");
 }
 
