@@ -39,7 +39,7 @@ tree:*" C"* | *" V"*) ;;
 *) fail "dmsetup status '$st' does not say V" ;;
 esac
 if [ -n "$DAMAGED" ]; then
-	dmesg_has 'verity-fec.*corrected' || fail "destroyed blocks read back but the kernel logged no FEC correction"
+	dm_logged 'verity-fec.*corrected' rd /dev/mapper/kv 65536 || fail "destroyed blocks read back but the kernel logged no FEC correction"
 	note "destroyed $DAMAGED blocks read back corrected ($st)"
 else
 	note "clean read OK: $sz bytes, sha256 matches"
@@ -51,7 +51,7 @@ dmesg -c >/dev/null
 vopen
 rd /dev/mapper/kv 65536 || fail "read with one more corrupted data block failed despite FEC: $RD_ERR"
 [ "$RD_SHA" = "$SHA" ] || fail "FEC-corrected content differs from the original data"
-dmesg_has 'verity-fec.*corrected' || fail "read succeeded but the kernel logged no FEC correction"
+dm_logged 'verity-fec.*corrected' rd /dev/mapper/kv 65536 || fail "read succeeded but the kernel logged no FEC correction"
 note "corrupted block $CORRUPT was corrected by FEC"
 vclose
 GUEST

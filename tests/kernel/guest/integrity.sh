@@ -87,7 +87,7 @@ if [ -n "${BAD:-}" ]; then
 		*) fail "read of block $b failed with '$RD_ERR', expected EILSEQ" ;;
 		esac
 		hex=$(printf %x $((b * BS / 512)))
-		dmesg_has "Checksum failed at sector 0x${hex}( |$)" || fail "kernel did not log 'Checksum failed at sector 0x$hex' for block $b"
+		dm_logged "Checksum failed at sector 0x${hex}( |$)" rd /dev/mapper/ki "$BS" "$b" 1 || fail "kernel did not log 'Checksum failed at sector 0x$hex' for block $b"
 		note "block $b: $RD_ERR; kernel: $(dmesg | grep -m1 'Checksum failed' | sed 's/^\[[^]]*\] //')"
 	done
 	for b in $GOOD; do

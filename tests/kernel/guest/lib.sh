@@ -78,3 +78,20 @@ flip_byte() {
 
 # dmesg_has PATTERN: the kernel log of this case contains PATTERN (grep -E).
 dmesg_has() { dmesg | grep -qE "$1"; }
+
+# dm_logged PATTERN CMD...: the kernel logged PATTERN (grep -E) for this
+# case.  In 6.1 every DMERR_LIMIT/DMWARN_LIMIT line of every device-mapper
+# target shares one rate limit (10 lines per 5 s), so the error storm of an
+# earlier case in the same boot can swallow this case's line.  If it is
+# missing, wait out the window and run CMD (a read that makes the kernel log
+# it again) once more; CMD's own status is not judged here.
+dm_logged() {
+	dl_pat=$1
+	shift
+	dmesg_has "$dl_pat" && return 0
+	note "no '$dl_pat' in dmesg yet; waiting out the 5 s rate limit, then: $*"
+	sleep 6
+	dmesg -c >/dev/null
+	"$@" >/dev/null 2>&1
+	dmesg_has "$dl_pat"
+}

@@ -39,7 +39,7 @@ vopen
 if [ -n "${FEC:-}" ]; then
 	rd /dev/mapper/kv 65536 || fail "read with one corrupted data block failed despite FEC: $RD_ERR"
 	[ "$RD_SHA" = "$SHA" ] || fail "FEC-corrected content differs from the original data"
-	dmesg_has 'verity-fec.*corrected|FEC.*corrected' || fail "read succeeded but the kernel logged no FEC correction"
+	dm_logged 'verity-fec.*corrected|FEC.*corrected' rd /dev/mapper/kv 65536 || fail "read succeeded but the kernel logged no FEC correction"
 	note "corrupted block $CORRUPT was corrected by FEC"
 else
 	rd /dev/mapper/kv 65536 && fail "read of a device with corrupted data block $CORRUPT succeeded"
@@ -51,7 +51,7 @@ else
 	*"I/O error"* | *"Input/output error"*) ;;
 	*) fail "read failed with '$RD_ERR', expected an I/O error (EIO)" ;;
 	esac
-	dmesg_has "data block $CORRUPT is corrupted" || fail "kernel did not log 'data block $CORRUPT is corrupted'"
+	dm_logged "data block $CORRUPT is corrupted" rd /dev/mapper/kv "$DBS" "$CORRUPT" 1 || fail "kernel did not log 'data block $CORRUPT is corrupted'"
 	rd_bytes /dev/mapper/kv $(((CORRUPT + 1) * DBS)) $(((NBLK - CORRUPT - 1) * DBS)) || fail "blocks after the corrupted one are unreadable: $RD_ERR"
 	case "$(dmsetup status kv)" in
 	*" C"*) ;;
