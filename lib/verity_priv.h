@@ -16,10 +16,12 @@
 #include "verity.h"
 
 /* Data handed to the workers at once (and announced to the kernel for
- * read-ahead): 32 MiB, or 8 MiB per thread so every worker gets several
- * items. */
+ * read-ahead): 128 MiB per thread, at least 32 MiB, at most 1 GiB.  Digests
+ * go straight into the level buffer, so a window costs no memory; large
+ * windows mean few barriers where fast workers wait for the slowest item
+ * (8 MiB per thread measured 15% slower on 2 cores). */
 #define VT_WINDOW_BYTES (32ull << 20)
-#define VT_WINDOW_PER_THREAD (8ull << 20)
+#define VT_WINDOW_PER_THREAD (128ull << 20)
 #define VT_WINDOW_MAX (1ull << 30)
 /* Worker threads at most (each has ~1 MiB of buffers). */
 #define VT_MAX_THREADS 256
@@ -64,7 +66,9 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 	    struct dmt_file *data, struct dmt_file *hash, bool need_parent);
 void vt_free(struct vt *t);
 
-/* Asks the kernel to start reading data blocks [b0, b1) ahead. */
+/* Asks the kernel to start reading data blocks [b0, b1) ahead; once a
+ * window, from the main thread (every hint walks the page cache: per work
+ * item from the workers measured 4% slower). */
 void vt_readahead(struct vt *t, uint64_t b0, uint64_t b1);
 
 /* Digests of data blocks [b0, b1) (at most item_blocks) into out, ds
