@@ -949,6 +949,35 @@ out:
 
 /* ---- check / recalculate ---- */
 
+/*
+ * A superblock with a MAC (fix_hmac, journal MAC key): -EBADMSG with the
+ * reason when it does not match, 0 when it does or there is none; sets
+ * r->sb_mac_checked when it was compared.
+ */
+static int check_sb_mac(const struct dmt_integrity_opts *o,
+			struct dmt_file *meta,
+			const struct dmt_integrity_sb *sb,
+			struct dmt_integrity_result *r)
+{
+	uint8_t sector0[512];
+	int err;
+
+	if (!(sb->flags & DMT_INTEGRITY_SB_FIXED_HMAC) ||
+	    !(sb->flags & DMT_INTEGRITY_SB_HAVE_JOURNAL_MAC))
+		return 0;
+	err = read_sector0(meta, sector0);
+	if (err) {
+		set_why(r, "cannot read the superblock", o->device);
+		return err;
+	}
+	err = dmt_integrity_sb_mac_verify(&o->journal_mac, sector0);
+	if (err == -EBADMSG)
+		set_why(r, "superblock MAC mismatch (corrupted superblock or wrong journal key)",
+			o->device);
+	r->sb_mac_checked = !err || err == -EBADMSG;
+	return err;
+}
+
 static int open_existing(const struct dmt_integrity_opts *o, bool rw,
 			 struct dmt_file *meta, struct dmt_file *data,
 			 struct dmt_integrity_sb *sb,
@@ -1019,7 +1048,6 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
 	struct dmt_integrity_tagger *tagger = NULL;
 	struct dmt_integrity_sb sb;
 	struct dmt_integrity_geom g;
-	uint8_t sector0[512];
 	uint64_t end;
 	struct op op;
 	int err, verdict = 0;
@@ -1033,22 +1061,11 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
 	if (err)
 		goto out;
 
-	if ((sb.flags & DMT_INTEGRITY_SB_FIXED_HMAC) &&
-	    (sb.flags & DMT_INTEGRITY_SB_HAVE_JOURNAL_MAC)) {
-		err = read_sector0(&meta, sector0);
-		if (!err)
-			err = dmt_integrity_sb_mac_verify(&o->journal_mac,
-							  sector0);
-		if (err == -EBADMSG) {
-			set_why(r, "superblock MAC mismatch (corrupted superblock or wrong journal key)",
-				o->device);
-			verdict = -EBADMSG;
-		} else if (err) {
-			set_why(r, "cannot read the superblock", o->device);
-			goto out;
-		}
-		r->sb_mac_checked = true;
-	}
+	err = check_sb_mac(o, &meta, &sb, r);
+	if (err == -EBADMSG)
+		verdict = -EBADMSG;
+	else if (err)
+		goto out;
 	if (sb.flags & DMT_INTEGRITY_SB_DIRTY_BITMAP) {
 		set_why(r, "dirty bitmap: the device was not closed cleanly in bitmap mode; open and close it once with integritysetup to settle it",
 			o->device);
@@ -1119,7 +1136,6 @@ int dmt_integrity_recalculate(const struct dmt_integrity_opts *o,
 	struct dmt_integrity_tagger *tagger = NULL;
 	struct dmt_integrity_sb sb, tmp;
 	struct dmt_integrity_geom g;
-	uint8_t sector0[512];
 	uint64_t start = 0;
 	struct op op;
 	bool started = false;
@@ -1133,19 +1149,10 @@ int dmt_integrity_recalculate(const struct dmt_integrity_opts *o,
 	err = open_existing(o, true, &meta, &data, &sb, &g, r);
 	if (err)
 		goto out;
-	if ((sb.flags & DMT_INTEGRITY_SB_FIXED_HMAC) &&
-	    (sb.flags & DMT_INTEGRITY_SB_HAVE_JOURNAL_MAC)) {
-		/* the superblock is rewritten: its MAC must be right */
-		err = read_sector0(&meta, sector0);
-		if (!err)
-			err = dmt_integrity_sb_mac_verify(&o->journal_mac,
-							  sector0);
-		if (err == -EBADMSG)
-			set_why(r, "superblock MAC mismatch (corrupted superblock or wrong journal key)",
-				o->device);
-		if (err)
-			goto out;
-	}
+	/* the superblock is rewritten: its MAC must be right */
+	err = check_sb_mac(o, &meta, &sb, r);
+	if (err)
+		goto out;
 	if ((sb.flags & DMT_INTEGRITY_SB_RECALCULATING) && !o->recalc_reset) {
 		start = sb.recalc_sector;
 		if (start > sb.provided_data_sectors)
