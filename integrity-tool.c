@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/hash.h"
 #include "lib/integrity.h"
@@ -630,10 +631,19 @@ static int cmd_format(struct config *c)
 		warn_unused_tail(c, &r);
 	if (err) {
 		print_why(&r, c->device, err);
-		if (err == -ENODATA && r.need_bytes)
-			tool_err("%s: needs at least %" PRIu64
-				 " bytes (--device-size %" PRIu64 ")",
-				 c->device, r.need_bytes, r.need_bytes);
+		if (err == -ENODATA && r.need_bytes) {
+			struct stat st;
+
+			/* a block device cannot be grown: no option to offer */
+			if (!stat(c->device, &st) && S_ISBLK(st.st_mode))
+				tool_err("%s: needs at least %" PRIu64
+					 " bytes", c->device, r.need_bytes);
+			else
+				tool_err("%s: needs at least %" PRIu64
+					 " bytes (--device-size %" PRIu64 ")",
+					 c->device, r.need_bytes,
+					 r.need_bytes);
+		}
 		if (err == -EINTR)
 			tool_err("%s: format interrupted; %s", c->device,
 				 r.created ? "nothing was written" :
