@@ -255,6 +255,9 @@ Test(blockdev, integrity_device_too_small)
 	cr_expect_eq(rc, 4, "exit %d: %s", rc, err);
 	cr_expect(strstr(err, dev) != NULL, "message does not name %s: %s", dev,
 		  err);
+	cr_expect(strstr(err, "needs at least") &&
+			  !strstr(err, "--device-size"),
+		  "no size needed, or a suggestion to grow a device: %s", err);
 	th_sha256_file(p("small.backing"), hex);
 	cr_expect_str_eq(hex, before, "the too small device was written");
 	free(err);
