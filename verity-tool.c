@@ -79,6 +79,7 @@ enum opt_id {
 	OPT_CERT,
 	OPT_SIG,
 	OPT_SIDECAR,
+	OPT_PASS_FILE,
 	OPT_COUNT
 };
 
@@ -120,6 +121,7 @@ static const struct {
 	[OPT_CERT] = { "cert", ACT_CHECK | ACT_SIGN },
 	[OPT_SIG] = { "root-hash-signature", ACT_BUILD | ACT_CHECK },
 	[OPT_SIDECAR] = { "sidecar", ACT_BUILD },
+	[OPT_PASS_FILE] = { "key-passphrase-file", ACT_BUILD | ACT_SIGN },
 };
 
 #define STR POPT_ARG_STRING
@@ -160,6 +162,9 @@ static const struct poptOption options[] = {
 	  "build: certificate of --sign-key (file or URI)", "CERT" },
 	{ "key", 0, STR, NULL, OPT_KEY,
 	  "sign: private key (file or URI, e.g. pkcs11:)", "KEY" },
+	{ "key-passphrase-file", 0, STR, NULL, OPT_PASS_FILE,
+	  "Passphrase of an encrypted --key/--sign-key (or a token PIN): "
+	  "the first line of FILE", "FILE" },
 	{ "cert", 0, STR, NULL, OPT_CERT,
 	  "sign: certificate of --key; verify: check the signature with it",
 	  "CERT" },
@@ -432,6 +437,9 @@ static int sign_opts(const struct cli *c)
 		if (c->given[OPT_SIG] && !c->given[OPT_SIGN_KEY])
 			return usage_error("build --root-hash-signature needs "
 					   "--sign-key and --sign-cert.");
+		if (c->given[OPT_PASS_FILE] && !c->given[OPT_SIGN_KEY])
+			return usage_error("--key-passphrase-file needs "
+					   "--sign-key.");
 	}
 	if ((c->act & ACT_CHECK) &&
 	    c->given[OPT_SIG] != c->given[OPT_CERT])
@@ -1751,16 +1759,18 @@ static struct json_object *json_fec_run(const struct fec_run *r, bool repair)
 
 #define SIG_MAX (1u << 20)
 
-static int sign_error(const char *key, const char *cert, int err)
+static int sign_error(const char *key, const char *cert, bool pass, int err)
 {
 	if (tool_verbosity >= 2)
 		ERR_print_errors_fp(stderr);
 	ERR_clear_error();
 	switch (err) {
 	case -ENOKEY:
-		tool_err("%s%s%s: no usable %s found (an encrypted key is not "
-			 "supported).", key ? key : "", key ? ", " : "", cert,
-			 key ? "private key or certificate" : "certificate");
+		tool_err("%s%s%s: no usable %s found (%s).", key ? key : "",
+			 key ? ", " : "", cert,
+			 key ? "private key or certificate" : "certificate",
+			 pass ? "wrong passphrase?"
+			      : "an encrypted key needs --key-passphrase-file");
 		return TOOL_EXIT_DEVICE;
 	case -ENOTSUP:
 		tool_err("%s%s%s: no OpenSSL loader or provider handles this "
@@ -1779,6 +1789,44 @@ static int sign_error(const char *key, const char *cert, int err)
 	}
 }
 
+/*
+ * --key-passphrase-file: the first line (as openssl's -passin file: reads
+ * it), at most 1 KiB.  Returns an exit code.
+ */
+static int read_passphrase(const char *path, char **out)
+{
+	char *buf;
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f) {
+		tool_err_errno(path, "cannot read the passphrase file", -errno);
+		return TOOL_EXIT_DEVICE;
+	}
+	buf = calloc(1, 1026);
+	if (!buf) {
+		fclose(f);
+		return tool_exit_code(-ENOMEM);
+	}
+	n = fread(buf, 1, 1025, f);
+	if (ferror(f)) {
+		tool_err_errno(path, "cannot read the passphrase file", -EIO);
+		fclose(f);
+		free(buf);
+		return TOOL_EXIT_DEVICE;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (n > 1024 && strlen(buf) == n) {
+		tool_err("%s: passphrase longer than 1024 bytes.", path);
+		OPENSSL_cleanse(buf, 1026);
+		free(buf);
+		return TOOL_EXIT_USAGE;
+	}
+	*out = buf;
+	return 0;
+}
+
 /* Builds the signature of root (ds bytes) with --sign-key/--key. */
 static int sign_root(const struct cli *c, const char *root_hex,
 		     uint8_t **sig, size_t *len)
@@ -1786,9 +1834,20 @@ static int sign_root(const struct cli *c, const char *root_hex,
 	const char *key = c->val[c->act == ACT_SIGN ? OPT_KEY : OPT_SIGN_KEY];
 	const char *cert = c->val[c->act == ACT_SIGN ? OPT_CERT
 						    : OPT_SIGN_CERT];
-	int err = dmt_sign_root_hash(key, cert, NULL, root_hex, sig, len);
+	char *pass = NULL;
+	int err, rc;
 
-	return err ? sign_error(key, cert, err) : 0;
+	if (c->given[OPT_PASS_FILE]) {
+		rc = read_passphrase(c->val[OPT_PASS_FILE], &pass);
+		if (rc)
+			return rc;
+	}
+	err = dmt_sign_root_hash(key, cert, pass, root_hex, sig, len);
+	if (pass) {
+		OPENSSL_cleanse(pass, strlen(pass));
+		free(pass);
+	}
+	return err ? sign_error(key, cert, c->given[OPT_PASS_FILE], err) : 0;
 }
 
 /* build: a key that cannot sign fails before the tree is built. */
@@ -1833,7 +1892,7 @@ static int check_signature(const struct cli *c, const uint8_t *root,
 			 "%s.", path, cert);
 		rc = TOOL_EXIT_VERIFY;
 	} else if (err) {
-		rc = sign_error(NULL, cert, err);
+		rc = sign_error(NULL, cert, false, err);
 	} else {
 		tool_verbose("Root hash signature %s verified with %s.", path,
 			     cert);

@@ -13,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/objects.h>
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
 
 #include "lib/sign.h"
+
 #include "helpers.h"
 
 #define ROOT "160c3562e929e391bfa278869d46d740594c81f6e6e06a826e1c7ac043f6a59d"
@@ -360,6 +362,58 @@ Test(sign, encrypted_key_needs_its_passphrase)
 	free(sig);
 	free(key);
 	free(cert);
+	keys_free(&k);
+}
+
+/* verity-tool: --key-passphrase-file, the first line of the file. */
+Test(sign, cli_key_passphrase_file)
+{
+	struct keys k;
+	char *key, *cert, *good, *bad, *sig, *err = NULL;
+	const char *vt = th_tool("verity-tool");
+	int rc;
+
+	keys_init(&k);
+	key = fmt("%s/enc.key", k.dir);
+	cert = fmt("%s/enc.crt", k.dir);
+	good = fmt("%s/pass", k.dir);
+	bad = fmt("%s/wrong", k.dir);
+	sig = fmt("%s/s.p7s", k.dir);
+	sh_ok("openssl req", fmt("openssl req -x509 -newkey rsa:2048 "
+				 "-passout pass:s3cret -keyout '%s' -out '%s' "
+				 "-subj /CN=dmt-enc -days 2 2>&1", key, cert));
+	th_write_file(good, "s3cret\nsecond line\n", 19);
+	th_write_file(bad, "s3cre\n", 6);
+
+	rc = th_sh(NULL, &err, "'%s' sign --key '%s' --cert '%s' %s '%s'", vt,
+		   key, cert, ROOT, sig);
+	cr_expect_eq(rc, 4, "no passphrase: exit %d: %s", rc, err);
+	cr_expect(strstr(err, "--key-passphrase-file") != NULL, "%s", err);
+	free(err);
+	rc = th_sh(NULL, &err, "'%s' sign --key '%s' --cert '%s' "
+		   "--key-passphrase-file '%s' %s '%s'", vt, key, cert, bad,
+		   ROOT, sig);
+	cr_expect_eq(rc, 4, "wrong passphrase: exit %d: %s", rc, err);
+	cr_expect(strstr(err, "wrong passphrase") != NULL, "%s", err);
+	cr_expect(access(sig, F_OK) != 0, "a signature was written");
+	free(err);
+	rc = th_sh(NULL, &err, "'%s' sign --key '%s' --cert '%s' "
+		   "--key-passphrase-file '%s/none' %s '%s'", vt, key, cert,
+		   k.dir, ROOT, sig);
+	cr_expect_eq(rc, 4, "missing passphrase file: exit %d: %s", rc, err);
+	cr_expect(strstr(err, "/none") != NULL, "%s", err);
+	free(err);
+	rc = th_sh(NULL, &err, "'%s' sign --key '%s' --cert '%s' "
+		   "--key-passphrase-file '%s' %s '%s'", vt, key, cert, good,
+		   ROOT, sig);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	cr_expect_eq(smime_verify(&k, sig, ROOT, cert, false), 0);
+	free(key);
+	free(cert);
+	free(good);
+	free(bad);
+	free(sig);
 	keys_free(&k);
 }
 
