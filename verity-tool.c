@@ -1795,36 +1795,42 @@ static int sign_error(const char *key, const char *cert, bool pass, int err)
  */
 static int read_passphrase(const char *path, char **out)
 {
-	char *buf;
+	enum { MAX = 1024 };
+	char *buf = NULL;
 	FILE *f = fopen(path, "re");
 	size_t n;
+	int rc = 0;
 
 	if (!f) {
 		tool_err_errno(path, "cannot read the passphrase file", -errno);
 		return TOOL_EXIT_DEVICE;
 	}
-	buf = calloc(1, 1026);
+	buf = calloc(1, MAX + 2);
 	if (!buf) {
-		fclose(f);
-		return tool_exit_code(-ENOMEM);
+		rc = tool_exit_code(-ENOMEM);
+		goto out;
 	}
-	n = fread(buf, 1, 1025, f);
+	n = fread(buf, 1, MAX + 1, f);
 	if (ferror(f)) {
 		tool_err_errno(path, "cannot read the passphrase file", -EIO);
-		fclose(f);
-		free(buf);
-		return TOOL_EXIT_DEVICE;
+		rc = TOOL_EXIT_DEVICE;
+		goto out;
 	}
-	fclose(f);
 	buf[strcspn(buf, "\r\n")] = '\0';
-	if (n > 1024 && strlen(buf) == n) {
-		tool_err("%s: passphrase longer than 1024 bytes.", path);
-		OPENSSL_cleanse(buf, 1026);
-		free(buf);
-		return TOOL_EXIT_USAGE;
+	if (n > MAX && strlen(buf) == n) {
+		tool_err("%s: passphrase longer than %d bytes.", path, MAX);
+		rc = TOOL_EXIT_USAGE;
+		goto out;
 	}
 	*out = buf;
-	return 0;
+	buf = NULL;
+out:
+	if (buf) {
+		OPENSSL_cleanse(buf, MAX + 2);
+		free(buf);
+	}
+	fclose(f);
+	return rc;
 }
 
 /* Builds the signature of root (ds bytes) with --sign-key/--key. */
