@@ -157,7 +157,7 @@ static struct poptOption options[] = {
 	{ "journal-integrity-key-size", 0, POPT_ARG_STRING, NULL,
 	  O_JMAC_KEY_SIZE, "Size of the journal integrity key", "BYTES" },
 	{ "journal-crypt", 0, POPT_ARG_STRING, NULL, O_JCRYPT,
-	  "Journal encryption (not supported offline)", "ALG" },
+	  "Journal encryption: ctr(aes), cbc(aes) or chacha20", "ALG" },
 	{ "journal-crypt-key-file", 0, POPT_ARG_STRING, NULL,
 	  O_JCRYPT_KEY_FILE, "Journal encryption key file", "FILE" },
 	{ "journal-crypt-key-size", 0, POPT_ARG_STRING, NULL,
@@ -265,7 +265,7 @@ struct config {
 	enum cmd cmd;
 	const char *device;
 	struct dmt_integrity_opts o;
-	uint8_t *key, *jkey;
+	uint8_t *key, *jkey, *ckey;
 	bool json, bitmap;
 	uint64_t payload_size;
 	struct tool_progress progress;
@@ -339,8 +339,9 @@ static int fill_layout(struct config *c)
 		}
 		l->sectors_per_bit = spb;
 	}
-	if (seen[O_BITMAP] && a.jmac) {
-		tool_err("--journal-integrity is not allowed with --integrity-bitmap-mode");
+	if (seen[O_BITMAP] && (a.jmac || a.jcrypt)) {
+		tool_err("--%s is not allowed with --integrity-bitmap-mode",
+			 a.jmac ? "journal-integrity" : "journal-crypt");
 		return -EINVAL;
 	}
 	l->journal_mac = a.jmac != NULL;
@@ -364,6 +365,15 @@ static int fill_keys(struct config *c)
 		tool_err("--journal-integrity-key-file needs --journal-integrity");
 		return -EINVAL;
 	}
+	if (a.jcrypt_key_size && !a.jcrypt_key_file) {
+		tool_err("--journal-crypt-key-size needs --journal-crypt-key-file");
+		return -EINVAL;
+	}
+	if (!a.jcrypt != !a.jcrypt_key_file) {
+		tool_err(a.jcrypt ? "--journal-crypt needs --journal-crypt-key-file"
+				  : "--journal-crypt-key-file needs --journal-crypt");
+		return -EINVAL;
+	}
 	if (a.key_file) {
 		err = read_key(a.key_file, a.key_size, &c->key, &len,
 			       "integrity-key-size");
@@ -383,6 +393,15 @@ static int fill_keys(struct config *c)
 			c->o.journal_mac.key = c->jkey;
 			c->o.journal_mac.key_size = len;
 		}
+	}
+	if (a.jcrypt) {
+		err = read_key(a.jcrypt_key_file, a.jcrypt_key_size, &c->ckey,
+			       &len, "journal-crypt-key-size");
+		if (err)
+			return err;
+		c->o.journal_crypt.alg = a.jcrypt;
+		c->o.journal_crypt.key = c->ckey;
+		c->o.journal_crypt.key_size = len;
 	}
 	return 0;
 }
@@ -1047,11 +1066,6 @@ int main(int argc, const char **argv)
 	c.o.alg = a.integrity ? a.integrity : "crc32c";
 	c.o.threads = 1;
 
-	if (a.jcrypt || a.jcrypt_key_file || a.jcrypt_key_size) {
-		tool_err("--journal-crypt: journal encryption is not supported: its on-disk form has not been verified against the kernel, and an unverified journal makes every I/O fail");
-		err = -EINVAL;
-		goto out;
-	}
 	if (a.threads) {
 		if (parse_u32("threads", a.threads, &v)) {
 			err = -EINVAL;
@@ -1117,6 +1131,7 @@ int main(int argc, const char **argv)
 out:
 	free(c.key);
 	free(c.jkey);
+	free(c.ckey);
 	poptFreeContext(ctx);
 	return tool_exit_code(err);
 }

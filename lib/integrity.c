@@ -519,7 +519,8 @@ static uint64_t walk_resume_sector(const struct op *op)
 
 static int write_journal(struct dmt_file *f, const struct dmt_integrity_geom *g,
 			 const struct dmt_integrity_sb *sb,
-			 const struct dmt_integrity_mac *mac)
+			 const struct dmt_integrity_mac *mac,
+			 struct dmt_integrity_jcrypt *jc)
 {
 	size_t sec_bytes = (size_t)g->section_sectors * 512;
 	uint32_t per = (uint32_t)(JOURNAL_BATCH_BYTES / sec_bytes), i, k;
@@ -534,7 +535,7 @@ static int write_journal(struct dmt_file *f, const struct dmt_integrity_geom *g,
 	for (i = 0; i < g->journal_sections; i += k) {
 		for (k = 0; k < per && i + k < g->journal_sections; k++) {
 			err = dmt_integrity_journal_section(
-				g, sb, mac, i + k, 0, buf + k * sec_bytes);
+				g, sb, mac, jc, i + k, 0, buf + k * sec_bytes);
 			if (err)
 				goto out;
 		}
@@ -553,6 +554,7 @@ static int verify_journal(struct dmt_file *f,
 			  const struct dmt_integrity_geom *g,
 			  const struct dmt_integrity_sb *sb,
 			  const struct dmt_integrity_mac *mac,
+			  struct dmt_integrity_jcrypt *jc,
 			  struct dmt_integrity_journal_report *rep)
 {
 	size_t sec_bytes = (size_t)g->section_sectors * 512;
@@ -576,7 +578,8 @@ static int verify_journal(struct dmt_file *f,
 			goto out;
 		for (uint32_t j = 0; j < k; j++) {
 			err = dmt_integrity_journal_verify_section(
-				g, sb, mac, i + j, buf + j * sec_bytes, rep);
+				g, sb, mac, jc, i + j, buf + j * sec_bytes,
+				rep);
 			if (err)
 				goto out;
 		}
@@ -595,6 +598,30 @@ static void set_why(struct dmt_integrity_result *r, const char *why,
 		r->why = why;
 		r->why_path = path;
 	}
+}
+
+/* The journal cipher of the options, if any (NULL in *out otherwise). */
+static int open_jcrypt(const struct dmt_integrity_opts *o,
+		       const struct dmt_integrity_geom *g,
+		       struct dmt_integrity_jcrypt **out,
+		       struct dmt_integrity_result *r)
+{
+	const struct dmt_integrity_cipher *c = &o->journal_crypt;
+	int err;
+
+	*out = NULL;
+	if (!c->alg)
+		return 0;
+	err = dmt_integrity_jcrypt_new(c->alg, c->key, c->key_size, g, out);
+	if (err == -ENOENT) {
+		set_why(r, "--journal-crypt: unsupported cipher (supported: ctr(aes), cbc(aes), chacha20)",
+			NULL);
+		return -EINVAL;
+	}
+	if (err == -EINVAL)
+		set_why(r, "--journal-crypt: wrong key size for this cipher (aes: 16, 24 or 32 bytes; chacha20: 32)",
+			NULL);
+	return err;
 }
 
 static int open_data_device(const struct dmt_integrity_opts *o,
@@ -699,6 +726,7 @@ int dmt_integrity_format(const struct dmt_integrity_opts *o,
 			payload = { .fd = -1 };
 	struct dmt_integrity_layout l = o->layout;
 	struct dmt_integrity_tagger *tagger = NULL;
+	struct dmt_integrity_jcrypt *jc = NULL;
 	struct dmt_integrity_sb sb;
 	struct dmt_integrity_geom g;
 	uint64_t size = 0, target, need = 0, data_bytes = 0;
@@ -858,6 +886,8 @@ int dmt_integrity_format(const struct dmt_integrity_opts *o,
 	r->geom = g;
 
 	err = make_tagger(o, &sb, &tagger, r);
+	if (!err)
+		err = open_jcrypt(o, &g, &jc, r);
 	if (err)
 		goto out;
 
@@ -875,7 +905,7 @@ int dmt_integrity_format(const struct dmt_integrity_opts *o,
 			goto out;
 		}
 	}
-	err = write_journal(&meta, &g, &sb, &o->journal_mac);
+	err = write_journal(&meta, &g, &sb, &o->journal_mac, jc);
 	if (err) {
 		set_why(r, "cannot write the journal", o->device);
 		goto out;
@@ -941,6 +971,7 @@ out:
 	}
 	free(op.unit_done);
 	dmt_integrity_tagger_free(tagger);
+	dmt_integrity_jcrypt_free(jc);
 	dmt_file_close(&payload);
 	dmt_file_close(&data);
 	dmt_file_close(&meta);
@@ -1046,6 +1077,7 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
 {
 	struct dmt_file meta = { .fd = -1 }, data = { .fd = -1 };
 	struct dmt_integrity_tagger *tagger = NULL;
+	struct dmt_integrity_jcrypt *jc = NULL;
 	struct dmt_integrity_sb sb;
 	struct dmt_integrity_geom g;
 	uint64_t end;
@@ -1072,13 +1104,18 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
 		err = -EUCLEAN;
 		goto out;
 	}
-	err = verify_journal(&meta, &g, &sb, &o->journal_mac, &r->journal);
+	err = open_jcrypt(o, &g, &jc, r);
+	if (err)
+		goto out;
+	err = verify_journal(&meta, &g, &sb, &o->journal_mac, jc, &r->journal);
 	if (err) {
 		set_why(r, "cannot read the journal", o->device);
 		goto out;
 	}
 	if (r->journal.bad_commit_ids) {
-		set_why(r, "journal commit ids do not match: the kernel would fail every I/O on this device (unless the journal is encrypted, which integrity-tool cannot read)",
+		set_why(r, o->journal_crypt.alg ?
+				   "journal commit ids do not match: a wrong --journal-crypt cipher or key, or a corrupted journal (the kernel would fail every I/O)" :
+				   "journal commit ids do not match: the kernel would fail every I/O on this device (or the journal is encrypted: give --journal-crypt and its key)",
 			o->device);
 		verdict = -EBADMSG;
 	} else if (r->journal.used_entries) {
@@ -1124,6 +1161,7 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
 out:
 	free(op.unit_done);
 	dmt_integrity_tagger_free(tagger);
+	dmt_integrity_jcrypt_free(jc);
 	dmt_file_close(&data);
 	dmt_file_close(&meta);
 	return err;

@@ -67,6 +67,13 @@ struct dmt_integrity_mac {
 	size_t key_size;
 };
 
+/* The journal cipher (journal_crypt) and its key. */
+struct dmt_integrity_cipher {
+	const char *alg;	/* NULL: none */
+	const uint8_t *key;
+	size_t key_size;
+};
+
 /* Stores the MAC over sector0[0 .. 512 - mac_size) in its last bytes. */
 int dmt_integrity_sb_mac_write(const struct dmt_integrity_mac *mac,
 			       uint8_t sector0[512]);
@@ -165,10 +172,33 @@ int dmt_integrity_section_mac(const struct dmt_integrity_geom *g,
 			      const struct dmt_integrity_mac *mac,
 			      uint32_t section, const uint8_t *section_buf,
 			      uint8_t out[DMT_INTEGRITY_JOURNAL_MAC_SIZE]);
-/* Writes section i of an empty journal in sequence seq (with MACs). */
+/*
+ * Journal encryption (journal_crypt): "ctr(aes)", "cbc(aes)" (also
+ * cryptsetup's "ctr-aes", "cbc-aes") or "chacha20", with its key, set up
+ * as the kernel does for this journal geometry.  -ENOENT for another
+ * cipher, -EINVAL for a key of the wrong size.
+ */
+struct dmt_integrity_jcrypt;
+int dmt_integrity_jcrypt_new(const char *alg, const uint8_t *key,
+			     size_t key_size,
+			     const struct dmt_integrity_geom *g,
+			     struct dmt_integrity_jcrypt **out);
+void dmt_integrity_jcrypt_free(struct dmt_integrity_jcrypt *jc);
+/* The ciphers above, for messages. */
+const char *dmt_integrity_jcrypt_names(void);
+/* The four commit-id bases (host order) the kernel derives. */
+const uint64_t *dmt_integrity_jcrypt_bases(
+	const struct dmt_integrity_jcrypt *jc);
+/* Encrypts or decrypts one whole journal section in place. */
+int dmt_integrity_jcrypt_section(struct dmt_integrity_jcrypt *jc,
+				 bool encrypt, uint32_t section, uint8_t *buf);
+
+/* Writes section i of an empty journal in sequence seq (with MACs),
+ * encrypted with jc unless it is NULL. */
 int dmt_integrity_journal_section(const struct dmt_integrity_geom *g,
 				  const struct dmt_integrity_sb *sb,
 				  const struct dmt_integrity_mac *mac,
+				  struct dmt_integrity_jcrypt *jc,
 				  uint32_t section, unsigned int seq,
 				  uint8_t *buf);
 
@@ -182,11 +212,13 @@ struct dmt_integrity_journal_report {
 	uint32_t first_bad_mac_section;
 	unsigned int seq_mask;		/* sequences seen, bit per seq */
 };
-/* Accumulates the findings for one section into rep. */
+/* Accumulates the findings for one section into rep (with jc, the
+ * section is decrypted in place first). */
 int dmt_integrity_journal_verify_section(
 	const struct dmt_integrity_geom *g, const struct dmt_integrity_sb *sb,
-	const struct dmt_integrity_mac *mac, uint32_t section,
-	const uint8_t *section_buf, struct dmt_integrity_journal_report *rep);
+	const struct dmt_integrity_mac *mac, struct dmt_integrity_jcrypt *jc,
+	uint32_t section, uint8_t *section_buf,
+	struct dmt_integrity_journal_report *rep);
 
 /* ---- tags ---- */
 
@@ -233,6 +265,7 @@ struct dmt_integrity_opts {
 	const uint8_t *key;
 	size_t key_size;
 	struct dmt_integrity_mac journal_mac;
+	struct dmt_integrity_cipher journal_crypt;
 	unsigned int buffer_sectors; /* check: kernel buffer (0 = 128) */
 	/* check */
 	bool allow_discards;	/* all-0xF6 tags count as valid */

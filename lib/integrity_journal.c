@@ -43,6 +43,16 @@ uint64_t dmt_integrity_commit_id(uint32_t section, uint32_t sector,
 	return base ^ (((uint64_t)section << 32) ^ sector);
 }
 
+/* With journal encryption the kernel derives other bases from the key. */
+static uint64_t commit_id(const struct dmt_integrity_jcrypt *jc,
+			  uint32_t section, uint32_t sector, unsigned int seq)
+{
+	if (!jc)
+		return dmt_integrity_commit_id(section, sector, seq);
+	return dmt_integrity_jcrypt_bases(jc)[seq % N_COMMIT_IDS] ^
+	       (((uint64_t)section << 32) ^ sector);
+}
+
 static int mac_digest(const struct dmt_integrity_mac *mac, const void *msg,
 		      size_t len, uint8_t *out, size_t *size)
 {
@@ -146,6 +156,7 @@ int dmt_integrity_section_mac(const struct dmt_integrity_geom *g,
 int dmt_integrity_journal_section(const struct dmt_integrity_geom *g,
 				  const struct dmt_integrity_sb *sb,
 				  const struct dmt_integrity_mac *mac,
+				  struct dmt_integrity_jcrypt *jc,
 				  uint32_t section, unsigned int seq,
 				  uint8_t *buf)
 {
@@ -156,36 +167,44 @@ int dmt_integrity_journal_section(const struct dmt_integrity_geom *g,
 	memset(buf, 0, (size_t)g->section_sectors * 512);
 	for (j = 0; j < g->section_sectors; j++)
 		put_le64(buf + (size_t)j * 512 + COMMIT_ID_OFF,
-			 dmt_integrity_commit_id(section, j, seq));
+			 commit_id(jc, section, j, seq));
 	/* unused entry: upper half of the sector field all ones */
 	for (n = 0; n < g->section_entries; n++)
 		memset(buf + entry_off(g, n) + 4, 0xff, 4);
-	if (!(sb->flags & DMT_INTEGRITY_SB_HAVE_JOURNAL_MAC))
-		return 0;
-	err = dmt_integrity_section_mac(g, sb, mac, section, buf, m);
-	if (err)
-		return err;
-	for (j = 0; j < JOURNAL_BLOCK_SECTORS; j++)
-		memcpy(buf + (size_t)j * 512 + MAC_SLICE_OFF, m + j * MAC_SLICE,
-		       MAC_SLICE);
-	return 0;
+	if (sb->flags & DMT_INTEGRITY_SB_HAVE_JOURNAL_MAC) {
+		err = dmt_integrity_section_mac(g, sb, mac, section, buf, m);
+		if (err)
+			return err;
+		for (j = 0; j < JOURNAL_BLOCK_SECTORS; j++)
+			memcpy(buf + (size_t)j * 512 + MAC_SLICE_OFF,
+			       m + j * MAC_SLICE, MAC_SLICE);
+	}
+	/* the MAC covers the plaintext; the disk holds the ciphertext */
+	return jc ? dmt_integrity_jcrypt_section(jc, true, section, buf) : 0;
 }
 
 int dmt_integrity_journal_verify_section(
 	const struct dmt_integrity_geom *g, const struct dmt_integrity_sb *sb,
-	const struct dmt_integrity_mac *mac, uint32_t section,
-	const uint8_t *section_buf, struct dmt_integrity_journal_report *rep)
+	const struct dmt_integrity_mac *mac, struct dmt_integrity_jcrypt *jc,
+	uint32_t section, uint8_t *section_buf,
+	struct dmt_integrity_journal_report *rep)
 {
 	uint8_t m[DMT_INTEGRITY_JOURNAL_MAC_SIZE];
 	unsigned int j, n, k;
 	int err;
 
+	if (jc) {
+		err = dmt_integrity_jcrypt_section(jc, false, section,
+						   section_buf);
+		if (err)
+			return err;
+	}
 	for (j = 0; j < g->section_sectors; j++) {
 		uint64_t id = get_le64(section_buf + (size_t)j * 512 +
 				       COMMIT_ID_OFF);
 
 		for (k = 0; k < N_COMMIT_IDS; k++)
-			if (id == dmt_integrity_commit_id(section, j, k))
+			if (id == commit_id(jc, section, j, k))
 				break;
 		if (k < N_COMMIT_IDS) {
 			rep->seq_mask |= 1u << k;

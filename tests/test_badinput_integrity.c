@@ -425,6 +425,22 @@ Test(badinput_integrity, unknown_algorithms)
 	expect_fail_clean(&f, 1, "journal-crypt", 0,
 			  "%s format --journal-crypt 'cbc(aes)' %s", it(),
 			  f.img);
+	/* the payload file stands in for a key file */
+	expect_fail_clean(&f, 1, "unsupported cipher", 0,
+			  "%s format --journal-crypt 'xts(aes)' "
+			  "--journal-crypt-key-file %s "
+			  "--journal-crypt-key-size 32 %s", it(), f.payload,
+			  f.img);
+	expect_fail_clean(&f, 1, "key size", 0,
+			  "%s format --journal-crypt chacha20 "
+			  "--journal-crypt-key-file %s "
+			  "--journal-crypt-key-size 16 %s", it(), f.payload,
+			  f.img);
+	expect_fail_clean(&f, 1, "unsupported cipher", 0,
+			  "%s check --journal-crypt 'ecb(aes)' "
+			  "--journal-crypt-key-file %s "
+			  "--journal-crypt-key-size 16 %s", it(), f.payload,
+			  f.img);
 	expect_fail_clean(&f, 1, "nosuchengine", 0,
 			  "%s check --engine nosuchengine %s", it(), f.img);
 	ifix_fini(&f);

@@ -437,7 +437,7 @@ static void check_empty_section(bool fixed_hmac)
 	cr_assert_eq(g.section_sectors, 88);
 	buf = malloc(88 * 512);
 	cr_assert(buf);
-	cr_assert_eq(dmt_integrity_journal_section(&g, &sb, &mac, section, 0,
+	cr_assert_eq(dmt_integrity_journal_section(&g, &sb, &mac, NULL, section, 0,
 						   buf), 0);
 	for (unsigned int j = 0; j < 88; j++) {
 		const uint8_t *sec = buf + j * 512;
@@ -480,7 +480,7 @@ static void check_empty_section(bool fixed_hmac)
 			cr_assert_arr_eq(slice, zero, 8, "slice %u", j);
 	}
 	memset(&rep, 0, sizeof(rep));
-	cr_assert_eq(dmt_integrity_journal_verify_section(&g, &sb, &mac,
+	cr_assert_eq(dmt_integrity_journal_verify_section(&g, &sb, &mac, NULL,
 							  section, buf, &rep),
 		     0);
 	cr_expect_eq(rep.bad_commit_ids + rep.used_entries + rep.bad_macs, 0);
@@ -489,20 +489,20 @@ static void check_empty_section(bool fixed_hmac)
 	/* each corruption is found */
 	buf[3 * 512 + 505] ^= 0x40;
 	memset(&rep, 0, sizeof(rep));
-	dmt_integrity_journal_verify_section(&g, &sb, &mac, section, buf, &rep);
+	dmt_integrity_journal_verify_section(&g, &sb, &mac, NULL, section, buf, &rep);
 	cr_expect_eq(rep.bad_commit_ids, 1);
 	cr_expect_eq(rep.first_bad_sector, 3);
 	buf[3 * 512 + 505] ^= 0x40;
 	buf[2 * 512 + 48 + 6] ^= 0x01;	/* entry 10's marker */
 	memset(&rep, 0, sizeof(rep));
-	dmt_integrity_journal_verify_section(&g, &sb, &mac, section, buf, &rep);
+	dmt_integrity_journal_verify_section(&g, &sb, &mac, NULL, section, buf, &rep);
 	cr_expect_eq(rep.used_entries, 1);
 	cr_expect_eq(rep.first_used_entry, 10);
 	cr_expect_eq(rep.bad_macs, 1);
 	buf[2 * 512 + 48 + 6] ^= 0x01;
 	buf[5 * 512 + 497] ^= 0x01;	/* MAC slice (zero part) */
 	memset(&rep, 0, sizeof(rep));
-	dmt_integrity_journal_verify_section(&g, &sb, &mac, section, buf, &rep);
+	dmt_integrity_journal_verify_section(&g, &sb, &mac, NULL, section, buf, &rep);
 	cr_expect_eq(rep.bad_macs, 1);
 	cr_expect_eq(rep.used_entries, 0);
 	free(buf);
@@ -532,18 +532,190 @@ Test(integrity_journal, other_sequences_accepted)
 	buf = malloc((size_t)g.section_sectors * 512);
 	cr_assert(buf);
 	for (unsigned int seq = 0; seq < 4; seq++) {
-		cr_assert_eq(dmt_integrity_journal_section(&g, &sb, NULL, seq,
+		cr_assert_eq(dmt_integrity_journal_section(&g, &sb, NULL, NULL, seq,
 							   seq, buf), 0);
-		dmt_integrity_journal_verify_section(&g, &sb, NULL, seq, buf,
+		dmt_integrity_journal_verify_section(&g, &sb, NULL, NULL, seq, buf,
 						     &rep);
 	}
 	cr_expect_eq(rep.seq_mask, 0xf);
 	cr_expect_eq(rep.bad_commit_ids + rep.used_entries, 0);
 	/* a section written for section 0 is wrong at section 1 */
-	cr_assert_eq(dmt_integrity_journal_section(&g, &sb, NULL, 0, 0, buf),
+	cr_assert_eq(dmt_integrity_journal_section(&g, &sb, NULL, NULL, 0, 0, buf),
 		     0);
-	dmt_integrity_journal_verify_section(&g, &sb, NULL, 1, buf, &rep);
+	dmt_integrity_journal_verify_section(&g, &sb, NULL, NULL, 1, buf, &rep);
 	cr_expect_eq(rep.bad_commit_ids, g.section_sectors);
+	free(buf);
+}
+
+/* ---- journal encryption ---- */
+
+static void unhex(const char *hex, uint8_t *out, size_t *len)
+{
+	size_t n = strlen(hex) / 2;
+
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(sscanf(hex + 2 * i, "%2hhx", &out[i]), 1);
+	*len = n;
+}
+
+static char *testdata_path(const char *name)
+{
+	const char *src = getenv("DMT_SRC");
+	char *p;
+
+	cr_assert(asprintf(&p, "%s/testdata/integrity/%s",
+			   src && *src ? src : ".", name) > 0);
+	return p;
+}
+
+/* Index of the commit-id base that sector 0 of `section` carries, or -1. */
+static int jc_seq(const uint64_t *bases, uint32_t section, const uint8_t *s0)
+{
+	uint64_t id = 0;
+
+	for (int i = 7; i >= 0; i--)
+		id = id << 8 | s0[504 + i];
+	for (int k = 0; k < 4; k++)
+		if (id == (bases[k] ^ ((uint64_t)section << 32)))
+			return k;
+	return -1;
+}
+
+/*
+ * Journals the kernel encrypted (testdata/integrity/jcrypt.txt): sector 0
+ * of three sections decrypts to a commit id of the section with the bases
+ * derived from the key, and to unused entries; a key one bit off, or no
+ * decryption, matches nothing.
+ */
+Test(integrity_jcrypt, kernel_journals)
+{
+	struct it_fact *v;
+	int n = it_facts_load("jcrypt.txt", &v);
+
+	for (int i = 0; i < n; i++) {
+		const struct it_fact *f = &v[i];
+		struct dmt_integrity_jcrypt *jc, *bad;
+		struct dmt_integrity_sb sb;
+		struct dmt_integrity_geom g;
+		const char *why = NULL;
+		uint64_t ds = it_getu(f, "device_sectors");
+		uint32_t secs[3] = { 0, 1, (uint32_t)it_getu(f, "last") };
+		uint8_t key[64], *img, *buf;
+		size_t klen, len, sbytes;
+		char name[96];
+
+		char *path;
+
+		snprintf(name, sizeof(name), "jcrypt/%s.bin", f->name);
+		path = testdata_path(name);
+		img = th_read_file(path, &len);
+		free(path);
+		cr_assert_eq(len, 4 * 512);
+		unhex(it_get(f, "key"), key, &klen);
+		cr_assert_eq(dmt_integrity_sb_decode(img, &sb), 0);
+		cr_assert_eq(dmt_integrity_geom_from_sb(&sb, false, ds, ds, 0, &g,
+							&why),
+			     0, "%s: %s", f->name, why);
+		cr_assert_eq(dmt_integrity_jcrypt_new(it_get(f, "cipher"), key,
+						      klen, &g, &jc),
+			     0, "%s", f->name);
+		key[0] ^= 1;
+		cr_assert_eq(dmt_integrity_jcrypt_new(it_get(f, "cipher"), key,
+						      klen, &g, &bad),
+			     0);
+		sbytes = (size_t)g.section_sectors * 512;
+		buf = calloc(1, sbytes);
+		cr_assert(buf);
+		for (int k = 0; k < 3; k++) {
+			const uint8_t *raw = img + 512 * (k + 1);
+
+			cr_expect_eq(jc_seq(dmt_integrity_jcrypt_bases(jc),
+					    secs[k], raw), -1,
+				     "%s: section %u in the clear", f->name,
+				     secs[k]);
+			memset(buf, 0, sbytes);
+			memcpy(buf, raw, 512);
+			cr_assert_eq(dmt_integrity_jcrypt_section(bad, false,
+								  secs[k], buf),
+				     0);
+			cr_expect_eq(jc_seq(dmt_integrity_jcrypt_bases(bad),
+					    secs[k], buf), -1,
+				     "%s: section %u with a wrong key", f->name,
+				     secs[k]);
+			memset(buf, 0, sbytes);
+			memcpy(buf, raw, 512);
+			cr_assert_eq(dmt_integrity_jcrypt_section(jc, false,
+								  secs[k], buf),
+				     0);
+			cr_expect_geq(jc_seq(dmt_integrity_jcrypt_bases(jc),
+					     secs[k], buf), 0,
+				      "%s: section %u: no commit id", f->name,
+				      secs[k]);
+			/* entries 0, 8, 16... live in sector 0: all unused */
+			for (unsigned int e = 0; e < g.section_entries;
+			     e += 8) {
+				size_t off = (size_t)(e / 8) * g.entry_size;
+
+				cr_expect(buf[off + 4] == 0xff &&
+						  buf[off + 7] == 0xff,
+					  "%s: section %u entry %u used",
+					  f->name, secs[k], e);
+			}
+		}
+		free(buf);
+		free(img);
+		dmt_integrity_jcrypt_free(jc);
+		dmt_integrity_jcrypt_free(bad);
+	}
+	free(v);
+}
+
+/* What format writes, check reads back; round trip per cipher. */
+Test(integrity_jcrypt, sections_round_trip_and_errors)
+{
+	static const char *const algs[] = { "ctr(aes)", "ctr-aes", "cbc(aes)",
+					     "cbc-aes", "chacha20" };
+	struct dmt_integrity_layout l = { .sector_size = 512, .tag_size = 4,
+					  .fix_padding = true, .fix_hmac = true,
+					  .journal_sectors = 2048,
+					  .dev_sectors = 65536 };
+	struct dmt_integrity_sb sb;
+	struct dmt_integrity_geom g;
+	struct dmt_integrity_jcrypt *jc;
+	uint8_t key[32], *buf;
+
+	memset(key, 0x5c, sizeof(key));
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_gt(g.journal_sections, 2);
+	buf = malloc((size_t)g.section_sectors * 512);
+	cr_assert(buf);
+	for (size_t a = 0; a < sizeof(algs) / sizeof(algs[0]); a++) {
+		struct dmt_integrity_journal_report rep = { 0 };
+
+		cr_assert_eq(dmt_integrity_jcrypt_new(algs[a], key, 32, &g,
+						      &jc),
+			     0, "%s", algs[a]);
+		for (uint32_t s = 0; s < g.journal_sections; s++) {
+			cr_assert_eq(dmt_integrity_journal_section(
+					     &g, &sb, NULL, jc, s, 0, buf),
+				     0);
+			/* encrypted: the plain commit ids are not there */
+			cr_expect_eq(jc_seq(dmt_integrity_jcrypt_bases(jc), s,
+					    buf), -1, "%s", algs[a]);
+			cr_assert_eq(dmt_integrity_journal_verify_section(
+					     &g, &sb, NULL, jc, s, buf, &rep),
+				     0);
+		}
+		cr_expect_eq(rep.bad_commit_ids + rep.used_entries, 0, "%s",
+			     algs[a]);
+		dmt_integrity_jcrypt_free(jc);
+	}
+	cr_expect_eq(dmt_integrity_jcrypt_new("xts(aes)", key, 32, &g, &jc),
+		     -ENOENT);
+	cr_expect_eq(dmt_integrity_jcrypt_new("ctr(aes)", key, 20, &g, &jc),
+		     -EINVAL);
+	cr_expect_eq(dmt_integrity_jcrypt_new("chacha20", key, 16, &g, &jc),
+		     -EINVAL);
 	free(buf);
 }
 

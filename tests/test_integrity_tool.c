@@ -1004,6 +1004,50 @@ Test(integrity_tool, bitmap_granularity, .init = setup, .fini = teardown)
 	free(img);
 }
 
+/*
+ * --journal-crypt: the journal is written encrypted (the kernel suite opens
+ * such images; testdata has kernel-made journals), check needs the same
+ * cipher and key to read it.
+ */
+Test(integrity_tool, journal_crypt_round_trip, .init = setup, .fini = teardown)
+{
+	char *img = p("img"), *key = p("key"), *key2 = p("key2"), *out = NULL,
+	     *err = NULL;
+	static const char *const algs[] = { "ctr-aes", "cbc(aes)", "chacha20" };
+
+	th_write_random_file(key, 32, 41);
+	th_write_random_file(key2, 32, 42);
+	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
+		unlink(img);
+		must("format", tool(NULL, &err, "format -q --device-size 16M "
+				    "--journal-size 1M --journal-crypt '%s' "
+				    "--journal-crypt-key-file '%s' '%s'",
+				    algs[i], key, img), err);
+		free(err);
+		cr_expect_eq(tool(&out, &err, "check --journal-crypt '%s' "
+				  "--journal-crypt-key-file '%s' '%s'", algs[i],
+				  key, img), 0, "%s: %s", algs[i], err);
+		free(out);
+		free(err);
+		cr_expect_eq(tool(&out, &err, "check '%s'", img), 2, "%s",
+			     algs[i]);
+		cr_expect(strstr(err, "give --journal-crypt") != NULL, "%s: %s",
+			  algs[i], err);
+		free(out);
+		free(err);
+		cr_expect_eq(tool(&out, &err, "check --journal-crypt '%s' "
+				  "--journal-crypt-key-file '%s' '%s'", algs[i],
+				  key2, img), 2, "%s: wrong key", algs[i]);
+		cr_expect(strstr(err, "wrong --journal-crypt") != NULL, "%s: %s",
+			  algs[i], err);
+		free(out);
+		free(err);
+	}
+	free(img);
+	free(key);
+	free(key2);
+}
+
 /* ---- refusals ---- */
 
 Test(integrity_tool, bad_inputs, .init = setup, .fini = teardown)
@@ -1013,7 +1057,12 @@ Test(integrity_tool, bad_inputs, .init = setup, .fini = teardown)
 		int rc;
 		const char *msg;
 	} cases[] = {
-		{ "format --journal-crypt 'cbc(aes)' IMG", 1, "journal encryption" },
+		{ "format --journal-crypt 'cbc(aes)' IMG", 1,
+		  "--journal-crypt-key-file" },
+		{ "format --journal-crypt-key-file IMG IMG", 1,
+		  "needs --journal-crypt" },
+		{ "format -B --journal-crypt chacha20 --journal-crypt-key-file IMG "
+		  "--journal-crypt-key-size 32 IMG", 1, "bitmap" },
 		{ "format --salt 0011 IMG", 1, "--salt" },
 		{ "format --salt " SALT " --seed x IMG", 1, "exclusive" },
 		{ "format -I nosuchhash IMG", 1, "unknown integrity algorithm" },

@@ -51,9 +51,12 @@ ialg_tag() {
 #                        behind the tags' back, then integrity-tool recalculate
 #   builder=tool|guest   integrity-tool format, or integritysetup format in the guest
 #   devsize=SIZE|auto    --device-size: the tool creates the image file itself
+#   jcrypt=CIPHER        --journal-crypt CIPHER with a random key of jckey=N
+#                        bytes (default 32) in jc.bin
 iparse() {
 	I_ALG=crc32c I_TAG="" I_SS=512 I_SIZE=2097152 I_KEY="" I_DDEV="" I_MODE=J
 	I_JSIZE="" I_IL="" I_LPAD="" I_LHMAC="" I_FROM="" I_NOWIPE="" I_BUILDER=tool I_DEVSIZE=""
+	I_JCRYPT="" I_JCKEY=32
 	local kv
 	for kv in "$@"; do
 		case "$kv" in
@@ -72,6 +75,8 @@ iparse() {
 		nowipe=*) I_NOWIPE=${kv#*=} ;;
 		builder=*) I_BUILDER=${kv#*=} ;;
 		devsize=*) I_DEVSIZE=${kv#*=} ;;
+		jcrypt=*) I_JCRYPT=${kv#*=} ;;
+		jckey=*) I_JCKEY=${kv#*=} ;;
 		*) fail "harness: bad integrity argument $kv" ;;
 		esac
 	done
@@ -83,6 +88,11 @@ iparse() {
 	if [ -n "$I_KEY" ]; then
 		[ -e key.bin ] || head -c "$I_KEY" /dev/urandom >key.bin
 		I_ALGOPTS+=(--integrity-key-file key.bin --integrity-key-size "$I_KEY")
+	fi
+	if [ -n "$I_JCRYPT" ]; then
+		[ -e jc.bin ] || head -c "$I_JCKEY" /dev/urandom >jc.bin
+		I_ALGOPTS+=(--journal-crypt "$I_JCRYPT" --journal-crypt-key-file jc.bin
+			--journal-crypt-key-size "$I_JCKEY")
 	fi
 	I_OPENOPTS=("${I_ALGOPTS[@]}") # integritysetup 2.6.1 open takes no --tag-size
 	I_FMTOPTS=("${I_ALGOPTS[@]}")
@@ -118,6 +128,7 @@ iguest_open_env() {
 	attach img.bin
 	[ -n "$I_DDEV" ] && attach data.img
 	[ -n "$I_KEY" ] && gfile key.bin
+	[ -n "$I_JCRYPT" ] && gfile jc.bin
 	genv BS "$I_SS"
 	if [ -n "$I_LPAD$I_LHMAC" ]; then
 		local -a o=()
@@ -207,6 +218,7 @@ integ_corrupt() { # PARENT ARGS...
 	cp "$KW/c/$parent/img.orig" img.bin
 	[ -e "$KW/c/$parent/data.orig" ] && cp "$KW/c/$parent/data.orig" data.img
 	[ -e "$KW/c/$parent/key.bin" ] && cp "$KW/c/$parent/key.bin" key.bin
+	[ -e "$KW/c/$parent/jc.bin" ] && cp "$KW/c/$parent/jc.bin" jc.bin
 	iparse "$@"
 	integ_flip_and_check
 }
@@ -270,6 +282,7 @@ rev_corrupt() { # PARENT ARGS...
 	cp "$KW/c/$parent/img.bin" img.bin
 	[ -e "$KW/c/$parent/data.img" ] && cp "$KW/c/$parent/data.img" data.img
 	[ -e "$KW/c/$parent/key.bin" ] && cp "$KW/c/$parent/key.bin" key.bin
+	[ -e "$KW/c/$parent/jc.bin" ] && cp "$KW/c/$parent/jc.bin" jc.bin
 	iparse "$@"
 	if [ "$I_BUILDER" != guest ] && [ "$INTEGRITY_TOOL" = none ]; then
 		skip "INTEGRITY_TOOL=none"
@@ -283,7 +296,7 @@ rev_fwd() { # PARENT ARGS...
 	local parent=$1
 	shift
 	local f
-	for f in img.bin data.img key.bin payload.bin; do
+	for f in img.bin data.img key.bin jc.bin payload.bin; do
 		[ -e "$KW/c/$parent/$f" ] && cp "$KW/c/$parent/$f" "$f"
 	done
 	iparse "$@"
@@ -305,6 +318,7 @@ recalc_case() { # PARENT IMGFILE DATAFILE ARGS...
 	cp "$KW/c/$parent/$imgf" img.bin
 	[ -n "$dataf" ] && cp "$KW/c/$parent/$dataf" data.img
 	[ -e "$KW/c/$parent/key.bin" ] && cp "$KW/c/$parent/key.bin" key.bin
+	[ -e "$KW/c/$parent/jc.bin" ] && cp "$KW/c/$parent/jc.bin" jc.bin
 	iparse "$@"
 	[ "$INTEGRITY_TOOL" = none ] && skip "INTEGRITY_TOOL=none"
 	igeom img.bin
@@ -399,6 +413,16 @@ integ integ-nowipe-recalc-crc32c-ddev ddev=1 nowipe=1 from=1
 # --device-size: the tool creates the file (a size, or just fitting the payload).
 integ integ-devsize-3m-sha1 alg=sha1 devsize=3M
 integ integ-devsize-auto-from devsize=auto from=1 size=4194304
+
+# Journal encryption (journal_crypt): the stream ciphers (keystream over the
+# whole journal, commit ids derived from it) and a block cipher (IV per
+# section), both directions.
+integ integ-jcrypt-ctr-aes-J-from jcrypt=ctr-aes jsize=1048576 size=8388608 from=1 +corrupt +recalc
+integ integ-jcrypt-cbc-aes16-sha256-4096-J-from jcrypt=cbc-aes jsize=1048576 jckey=16 alg=sha256 ss=4096 size=8388608 from=1 +corrupt
+integ integ-jcrypt-chacha20-hmac-ddev-J jcrypt=chacha20 jsize=1048576 alg=hmac-sha256 key=32 ddev=1
+rev rev-jcrypt-ctr-aes24-J jcrypt=ctr-aes jsize=1048576 jckey=24 size=8388608 +corrupt +recalc
+rev rev-jcrypt-cbc-aes-sha1-1024-J jcrypt=cbc-aes jsize=1048576 alg=sha1 ss=1024 size=8388608 +corrupt
+rev rev-jcrypt-chacha20-xxhash64-J jcrypt=chacha20 jsize=1048576 alg=xxhash64 size=8388608
 
 # Reverse: kernel-written images checked by integrity-tool.
 rev rev-crc32c-512-J +corrupt +recalc
