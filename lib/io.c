@@ -425,6 +425,13 @@ int dmt_file_sync(struct dmt_file *f)
 	return 0;
 }
 
+void dmt_file_start_writeback(struct dmt_file *f, uint64_t off, uint64_t len)
+{
+	if (!f->is_blockdev && len)
+		sync_file_range(f->fd, (off_t)off, (off_t)len,
+				SYNC_FILE_RANGE_WRITE);
+}
+
 int dmt_file_next_data(struct dmt_file *f, uint64_t off, uint64_t end,
 		       uint64_t *data_start, uint64_t *data_end)
 {

@@ -60,6 +60,9 @@ int dmt_pread_full(struct dmt_file *f, void *buf, size_t len, uint64_t off);
 int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 		    uint64_t off);
 int dmt_file_sync(struct dmt_file *f);
+/* Starts writeback of a written range now (a hint, never fails), so the
+ * final dmt_file_sync() has less left to wait for. */
+void dmt_file_start_writeback(struct dmt_file *f, uint64_t off, uint64_t len);
 
 /*
  * Next data/hole boundaries (SEEK_DATA / SEEK_HOLE).  Sets *data_start to

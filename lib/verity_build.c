@@ -146,6 +146,9 @@ static int flush(struct builder *b, unsigned int i)
 				    (t->g.level_start[i] + l->written) * hbs));
 	if (err)
 		return err;
+	dmt_file_start_writeback(t->hash,
+				 (t->g.level_start[i] + l->written) * hbs,
+				 n * hbs);
 	if (i + 1 < t->g.levels)
 		err = feed(b, i + 1, l->buf, n);
 	else
