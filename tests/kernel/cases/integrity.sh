@@ -53,10 +53,12 @@ ialg_tag() {
 #   devsize=SIZE|auto    --device-size: the tool creates the image file itself
 #   jcrypt=CIPHER        --journal-crypt CIPHER with a random key of jckey=N
 #                        bytes (default 32) in jc.bin
+#   jmac=ALG             --journal-integrity ALG with a random key of jmkey=N
+#                        bytes (default 32) in jm.bin
 iparse() {
 	I_ALG=crc32c I_TAG="" I_SS=512 I_SIZE=2097152 I_KEY="" I_DDEV="" I_MODE=J
 	I_JSIZE="" I_IL="" I_LPAD="" I_LHMAC="" I_FROM="" I_NOWIPE="" I_BUILDER=tool I_DEVSIZE=""
-	I_JCRYPT="" I_JCKEY=32
+	I_JCRYPT="" I_JCKEY=32 I_JMAC="" I_JMKEY=32
 	local kv
 	for kv in "$@"; do
 		case "$kv" in
@@ -77,6 +79,8 @@ iparse() {
 		devsize=*) I_DEVSIZE=${kv#*=} ;;
 		jcrypt=*) I_JCRYPT=${kv#*=} ;;
 		jckey=*) I_JCKEY=${kv#*=} ;;
+		jmac=*) I_JMAC=${kv#*=} ;;
+		jmkey=*) I_JMKEY=${kv#*=} ;;
 		*) fail "harness: bad integrity argument $kv" ;;
 		esac
 	done
@@ -93,6 +97,11 @@ iparse() {
 		[ -e jc.bin ] || head -c "$I_JCKEY" /dev/urandom >jc.bin
 		I_ALGOPTS+=(--journal-crypt "$I_JCRYPT" --journal-crypt-key-file jc.bin
 			--journal-crypt-key-size "$I_JCKEY")
+	fi
+	if [ -n "$I_JMAC" ]; then
+		[ -e jm.bin ] || head -c "$I_JMKEY" /dev/urandom >jm.bin
+		I_ALGOPTS+=(--journal-integrity "$I_JMAC" --journal-integrity-key-file jm.bin
+			--journal-integrity-key-size "$I_JMKEY")
 	fi
 	I_OPENOPTS=("${I_ALGOPTS[@]}") # integritysetup 2.6.1 open takes no --tag-size
 	I_FMTOPTS=("${I_ALGOPTS[@]}")
@@ -129,6 +138,7 @@ iguest_open_env() {
 	[ -n "$I_DDEV" ] && attach data.img
 	[ -n "$I_KEY" ] && gfile key.bin
 	[ -n "$I_JCRYPT" ] && gfile jc.bin
+	[ -n "$I_JMAC" ] && gfile jm.bin
 	genv BS "$I_SS"
 	if [ -n "$I_LPAD$I_LHMAC" ]; then
 		local -a o=()
@@ -219,6 +229,7 @@ integ_corrupt() { # PARENT ARGS...
 	[ -e "$KW/c/$parent/data.orig" ] && cp "$KW/c/$parent/data.orig" data.img
 	[ -e "$KW/c/$parent/key.bin" ] && cp "$KW/c/$parent/key.bin" key.bin
 	[ -e "$KW/c/$parent/jc.bin" ] && cp "$KW/c/$parent/jc.bin" jc.bin
+	[ -e "$KW/c/$parent/jm.bin" ] && cp "$KW/c/$parent/jm.bin" jm.bin
 	iparse "$@"
 	integ_flip_and_check
 }
@@ -283,6 +294,7 @@ rev_corrupt() { # PARENT ARGS...
 	[ -e "$KW/c/$parent/data.img" ] && cp "$KW/c/$parent/data.img" data.img
 	[ -e "$KW/c/$parent/key.bin" ] && cp "$KW/c/$parent/key.bin" key.bin
 	[ -e "$KW/c/$parent/jc.bin" ] && cp "$KW/c/$parent/jc.bin" jc.bin
+	[ -e "$KW/c/$parent/jm.bin" ] && cp "$KW/c/$parent/jm.bin" jm.bin
 	iparse "$@"
 	if [ "$I_BUILDER" != guest ] && [ "$INTEGRITY_TOOL" = none ]; then
 		skip "INTEGRITY_TOOL=none"
@@ -296,7 +308,7 @@ rev_fwd() { # PARENT ARGS...
 	local parent=$1
 	shift
 	local f
-	for f in img.bin data.img key.bin jc.bin payload.bin; do
+	for f in img.bin data.img key.bin jc.bin jm.bin payload.bin; do
 		[ -e "$KW/c/$parent/$f" ] && cp "$KW/c/$parent/$f" "$f"
 	done
 	iparse "$@"
@@ -319,6 +331,7 @@ recalc_case() { # PARENT IMGFILE DATAFILE ARGS...
 	[ -n "$dataf" ] && cp "$KW/c/$parent/$dataf" data.img
 	[ -e "$KW/c/$parent/key.bin" ] && cp "$KW/c/$parent/key.bin" key.bin
 	[ -e "$KW/c/$parent/jc.bin" ] && cp "$KW/c/$parent/jc.bin" jc.bin
+	[ -e "$KW/c/$parent/jm.bin" ] && cp "$KW/c/$parent/jm.bin" jm.bin
 	iparse "$@"
 	[ "$INTEGRITY_TOOL" = none ] && skip "INTEGRITY_TOOL=none"
 	igeom img.bin
@@ -423,6 +436,16 @@ integ integ-jcrypt-chacha20-hmac-ddev-J jcrypt=chacha20 jsize=1048576 alg=hmac-s
 rev rev-jcrypt-ctr-aes24-J jcrypt=ctr-aes jsize=1048576 jckey=24 size=8388608 +corrupt +recalc
 rev rev-jcrypt-cbc-aes-sha1-1024-J jcrypt=cbc-aes jsize=1048576 alg=sha1 ss=1024 size=8388608 +corrupt
 rev rev-jcrypt-chacha20-xxhash64-J jcrypt=chacha20 jsize=1048576 alg=xxhash64 size=8388608
+# Journal MACs (journal_mac, and the superblock MAC that comes with
+# fix_hmac), alone and under journal encryption (MAC over the plaintext).
+# The kernel checks the superblock MAC when it opens a device (a wrong one
+# fails the forward cases) but a section MAC only when it replays that
+# section, so the section MACs are proven by the reverse cases: check
+# recomputes the MACs the kernel wrote (one wrong bit fails them).
+integ integ-jmac-hmac-sha256-J-from jmac=hmac-sha256 jsize=1048576 size=8388608 from=1 +corrupt
+integ integ-jmac-hmac-sha512-jcrypt-ctr-aes-J jmac=hmac-sha512 jmkey=64 jcrypt=ctr-aes jsize=1048576 size=8388608 +corrupt
+rev rev-jmac-hmac-sha256-J jmac=hmac-sha256 jsize=1048576 size=8388608 +corrupt
+rev rev-jmac-hmac-sha1-jcrypt-cbc-aes-J jmac=hmac-sha1 jmkey=20 jcrypt=cbc-aes jsize=1048576 size=8388608
 
 # Reverse: kernel-written images checked by integrity-tool.
 rev rev-crc32c-512-J +corrupt +recalc
