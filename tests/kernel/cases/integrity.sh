@@ -430,9 +430,9 @@ integ integ-devsize-auto-from devsize=auto from=1 size=4194304
 # Journal encryption (journal_crypt): the stream ciphers (keystream over the
 # whole journal, commit ids derived from it) and a block cipher (IV per
 # section), both directions.
-integ integ-jcrypt-ctr-aes-J-from jcrypt=ctr-aes jsize=1048576 size=8388608 from=1 +corrupt +recalc
+integ integ-jcrypt-ctr-aes-J-from jcrypt=ctr-aes jsize=1048576 size=8388608 from=1 +corrupt
 integ integ-jcrypt-cbc-aes16-sha256-4096-J-from jcrypt=cbc-aes jsize=1048576 jckey=16 alg=sha256 ss=4096 size=8388608 from=1 +corrupt
-integ integ-jcrypt-chacha20-hmac-ddev-J jcrypt=chacha20 jsize=1048576 alg=hmac-sha256 key=32 ddev=1
+integ integ-jcrypt-chacha20-hmac-J jcrypt=chacha20 jsize=1048576 alg=hmac-sha256 key=32 size=8388608
 rev rev-jcrypt-ctr-aes24-J jcrypt=ctr-aes jsize=1048576 jckey=24 size=8388608 +corrupt +recalc
 rev rev-jcrypt-cbc-aes-sha1-1024-J jcrypt=cbc-aes jsize=1048576 alg=sha1 ss=1024 size=8388608 +corrupt
 rev rev-jcrypt-chacha20-xxhash64-J jcrypt=chacha20 jsize=1048576 alg=xxhash64 size=8388608
@@ -442,8 +442,8 @@ rev rev-jcrypt-chacha20-xxhash64-J jcrypt=chacha20 jsize=1048576 alg=xxhash64 si
 # fails the forward cases) but a section MAC only when it replays that
 # section, so the section MACs are proven by the reverse cases: check
 # recomputes the MACs the kernel wrote (one wrong bit fails them).
-integ integ-jmac-hmac-sha256-J-from jmac=hmac-sha256 jsize=1048576 size=8388608 from=1 +corrupt
-integ integ-jmac-hmac-sha512-jcrypt-ctr-aes-J jmac=hmac-sha512 jmkey=64 jcrypt=ctr-aes jsize=1048576 size=8388608 +corrupt
+integ integ-jmac-hmac-sha256-J-from jmac=hmac-sha256 jsize=1048576 size=8388608 from=1
+integ integ-jmac-hmac-sha512-jcrypt-ctr-aes-J jmac=hmac-sha512 jmkey=64 jcrypt=ctr-aes jsize=1048576 size=8388608
 rev rev-jmac-hmac-sha256-J jmac=hmac-sha256 jsize=1048576 size=8388608 +corrupt
 rev rev-jmac-hmac-sha1-jcrypt-cbc-aes-J jmac=hmac-sha1 jmkey=20 jcrypt=cbc-aes jsize=1048576 size=8388608
 
