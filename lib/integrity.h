@@ -184,8 +184,6 @@ int dmt_integrity_jcrypt_new(const char *alg, const uint8_t *key,
 			     const struct dmt_integrity_geom *g,
 			     struct dmt_integrity_jcrypt **out);
 void dmt_integrity_jcrypt_free(struct dmt_integrity_jcrypt *jc);
-/* The ciphers above, for messages. */
-const char *dmt_integrity_jcrypt_names(void);
 /* The four commit-id bases (host order) the kernel derives. */
 const uint64_t *dmt_integrity_jcrypt_bases(
 	const struct dmt_integrity_jcrypt *jc);

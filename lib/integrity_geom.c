@@ -10,6 +10,8 @@
 #include <limits.h>
 #include <string.h>
 
+#include "byteorder.h"
+
 #define SB_MAGIC "integrt"
 #define JOURNAL_SECTOR_DATA 504		/* 512 - commit id */
 #define JOURNAL_MAC_PER_SECTOR 8
@@ -20,47 +22,6 @@
 #define DEFAULT_MAX_JOURNAL_SECTORS 131072
 #define DEFAULT_JOURNAL_SIZE_FACTOR 7
 #define DEFAULT_LOG2_SECTORS_PER_BIT 15
-
-static void put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 static unsigned int fls64(uint64_t x)
 {

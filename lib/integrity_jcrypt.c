@@ -24,6 +24,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "byteorder.h"
+
 #define KERNEL_PAGE 4096u
 
 enum jc_kind { JC_CTR_AES, JC_CHACHA20, JC_CBC_AES };
@@ -48,10 +50,6 @@ static const struct {
 	{"chacha20", NULL, JC_CHACHA20},
 };
 
-const char *dmt_integrity_jcrypt_names(void)
-{
-	return "ctr(aes), cbc(aes), chacha20";
-}
 
 static const EVP_CIPHER *pick_cipher(enum jc_kind kind, size_t key_size)
 {
@@ -109,15 +107,6 @@ static void stream_iv(enum jc_kind kind, uint64_t off, uint8_t iv[16])
 		for (int i = 0; i < 4; i++)
 			iv[i] = (uint8_t)(ctr >> (8 * i));
 	}
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
 }
 
 int dmt_integrity_jcrypt_new(const char *alg, const uint8_t *key,

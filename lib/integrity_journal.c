@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "hash.h"
 
 #define JOURNAL_BLOCK_SECTORS 8
@@ -17,21 +18,6 @@
 #define MAC_SLICE_OFF 496
 #define MAC_SLICE 8
 #define N_COMMIT_IDS 4
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 uint64_t dmt_integrity_commit_id(uint32_t section, uint32_t sector,
 				 unsigned int seq)

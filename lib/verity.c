@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "verity_priv.h"
 
 static const uint8_t sb_signature[8] = { 'v', 'e', 'r', 'i', 't', 'y', 0, 0 };
@@ -145,39 +146,6 @@ int dmt_verity_geometry(const struct dmt_verity_params *p,
 }
 
 /* ---- superblock (docs/formats.md 1.1) ---- */
-
-static void put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	put_le16(p, (uint16_t)v);
-	put_le16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return get_le16(p) | (uint32_t)get_le16(p + 2) << 16;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
 
 int dmt_verity_sb_encode(const struct dmt_verity_params *p,
 			 uint8_t sb[DMT_VERITY_SB_SIZE])

@@ -558,16 +558,6 @@ static void unhex(const char *hex, uint8_t *out, size_t *len)
 	*len = n;
 }
 
-static char *testdata_path(const char *name)
-{
-	const char *src = getenv("DMT_SRC");
-	char *p;
-
-	cr_assert(asprintf(&p, "%s/testdata/integrity/%s",
-			   src && *src ? src : ".", name) > 0);
-	return p;
-}
-
 /* Index of the commit-id base that sector 0 of `section` carries, or -1. */
 static int jc_seq(const uint64_t *bases, uint32_t section, const uint8_t *s0)
 {
@@ -607,7 +597,7 @@ Test(integrity_jcrypt, kernel_journals)
 		char *path;
 
 		snprintf(name, sizeof(name), "jcrypt/%s.bin", f->name);
-		path = testdata_path(name);
+		path = it_testdata_path(name);
 		img = th_read_file(path, &len);
 		free(path);
 		cr_assert_eq(len, 4 * 512);

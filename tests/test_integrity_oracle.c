@@ -17,16 +17,23 @@
 
 /* ---- facts files ---- */
 
-int it_facts_load(const char *file, struct it_fact **out)
+char *it_testdata_path(const char *file)
 {
 	const char *src = getenv("DMT_SRC");
-	char path[4096], line[2048];
+	char *path;
+
+	cr_assert(asprintf(&path, "%s/testdata/integrity/%s",
+			   src && *src ? src : ".", file) > 0);
+	return path;
+}
+
+int it_facts_load(const char *file, struct it_fact **out)
+{
+	char *path = it_testdata_path(file), line[2048];
 	struct it_fact *v = NULL;
 	int n = 0;
 	FILE *fp;
 
-	snprintf(path, sizeof(path), "%s/testdata/integrity/%s",
-		 src && *src ? src : ".", file);
 	fp = fopen(path, "r");
 	cr_assert(fp, "cannot open %s", path);
 	while (fgets(line, sizeof(line), fp)) {
@@ -53,6 +60,7 @@ int it_facts_load(const char *file, struct it_fact **out)
 	}
 	fclose(fp);
 	cr_assert(n > 0, "%s has no cases", path);
+	free(path);
 	*out = v;
 	return n;
 }

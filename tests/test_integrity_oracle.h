@@ -21,6 +21,8 @@ struct it_fact {
 	char val[IT_MAX_KEYS][160];
 };
 
+/* malloc'ed path of testdata/integrity/<file> (via $DMT_SRC). */
+char *it_testdata_path(const char *file);
 /* Loads testdata/integrity/<file> (via $DMT_SRC); returns the count. */
 int it_facts_load(const char *file, struct it_fact **out);
 const char *it_get(const struct it_fact *f, const char *key);
