@@ -16,7 +16,7 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wmissing-prototypes \
 	-Wstrict-prototypes -Wshadow -Wvla
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=gnu11 $(WARN) -fno-strict-aliasing -D_GNU_SOURCE \
-	-DDMT_VERSION='"$(VERSION)"' -I. -Ilib -pthread
+	-DDMT_VERSION='"$(VERSION)"' -I. -Iinclude -pthread
 comma := ,
 SANITIZE ?=
 ifneq ($(SANITIZE),)
@@ -42,19 +42,28 @@ qecho = @printf '  %-7s %s\n'
 endif
 
 # ---- sources ----
-LIB_SRCS := $(wildcard lib/*.c) $(wildcard lib/s390/*.c)
+# The library by subsystem (see README, Layout); include/dmt/ is its public
+# API.  Every header has one spelling: <dmt/x.h> for the public API, the
+# path from the top of the tree ("lib/common/cpu.h") for the rest.
+LIB_SRCS := $(wildcard lib/common/*.c lib/hash/*.c lib/hash/s390/*.c \
+	lib/verity/*.c lib/fec/*.c lib/integrity/*.c lib/sign/*.c)
 ifeq ($(ARCH),x86_64)
-LIB_SRCS += $(wildcard lib/arch/x86_*.c)
+LIB_SRCS += $(wildcard lib/hash/arch/x86_*.c)
 endif
 ifeq ($(ARCH),aarch64)
-LIB_SRCS += $(wildcard lib/arch/arm64_*.c)
+LIB_SRCS += $(wildcard lib/hash/arch/arm64_*.c)
 endif
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 LIB := $(O)/libdmt.a
 
-TOOL_COMMON_OBJS := $(O)/tool-common.o
-TOOLS := $(O)/verity-tool $(O)/integrity-tool
-TEST_SRCS := $(wildcard tests/test_*.c) tests/helpers.c
+TOOL_COMMON_SRCS := $(wildcard tools/common/*.c)
+TOOL_COMMON_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOL_COMMON_SRCS))
+TOOL_NAMES := verity-tool integrity-tool
+TOOLS := $(addprefix $(O)/,$(TOOL_NAMES))
+tool_objs = $(patsubst %.c,$(O)/%.o,$(wildcard tools/$(1)/*.c))
+TOOL_OBJS := $(foreach t,$(TOOL_NAMES),$(call tool_objs,$(t)))
+TEST_SRCS := $(wildcard tests/unit/*.c tests/cli/*.c tests/s390/*.c \
+	tests/support/*.c)
 TEST_OBJS := $(patsubst %.c,$(O)/%.o,$(TEST_SRCS))
 TEST_BIN := $(O)/tests/unit-tests
 
@@ -91,10 +100,10 @@ $(LIB): $(LIB_OBJS)
 	$(qecho) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(O)/verity-tool: $(O)/verity-tool.o $(TOOL_COMMON_OBJS) $(LIB)
-	$(qecho) LD $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
-$(O)/integrity-tool: $(O)/integrity-tool.o $(TOOL_COMMON_OBJS) $(LIB)
+# One link rule for every tool: its folder's objects, the CLI framework,
+# the library.
+.SECONDEXPANSION:
+$(TOOLS): $(O)/%: $$(call tool_objs,%) $(TOOL_COMMON_OBJS) $(LIB)
 	$(qecho) LD $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
@@ -141,4 +150,5 @@ help:
 
 # Module fragments (kernel suite, cross builds, bench, fuzz...).
 -include mk/*.mk
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(O)/verity-tool.d $(O)/integrity-tool.d $(O)/tool-common.d
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) \
+	$(TOOL_COMMON_OBJS:.o=.d)

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/fec.h"
-#include "lib/io.h"
-#include "lib/threads.h"
+#include <dmt/fec.h>
+#include <dmt/io.h>
+#include <dmt/threads.h>
 
 static double now(void)
 {

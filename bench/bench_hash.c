@@ -17,7 +17,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
-#include "lib/hash.h"
+#include <dmt/hash.h>
 
 #define MAXMSGS 256
 #define MAXRUNS 15

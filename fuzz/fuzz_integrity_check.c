@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "lib/integrity.h"
+#include <dmt/integrity.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define main integrity_tool_main
-#include "../integrity-tool.c"
+#include "tools/integrity-tool/integrity-tool.c"
 #undef main
 
 #include "cli_harness.h"

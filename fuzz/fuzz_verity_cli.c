@@ -13,7 +13,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define main verity_tool_main
-#include "../verity-tool.c"
+#include "tools/verity-tool/verity-tool.c"
 #undef main
 
 #include "cli_harness.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lib/verity.h"
+#include <dmt/verity.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

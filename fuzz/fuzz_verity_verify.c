@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "lib/verity.h"
+#include <dmt/verity.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

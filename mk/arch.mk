@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Standalone self-test and benchmark of the per-ISA block functions
-# (lib/arch/).  It links only the backend objects, so the same driver runs
+# (lib/hash/arch/).  It links only the backend objects, so the same driver runs
 # natively and, for arm64, under qemu-user.
 #
 #   make check-arch-selftest        native (x86-64: every backend vs OpenSSL
@@ -12,12 +12,12 @@
 
 ARCH_ST_BIN := $(O)/tests/arch/backend_selftest
 ifeq ($(ARCH),x86_64)
-ARCH_ST_SRCS := lib/arch/x86_sha256_shani.c lib/arch/x86_sha256_avx2.c \
-	lib/arch/x86_sha256_avx512.c lib/arch/x86_sha512_avx512.c \
-	lib/arch/x86_crc32c_sse42.c
+ARCH_ST_SRCS := lib/hash/arch/x86_sha256_shani.c lib/hash/arch/x86_sha256_avx2.c \
+	lib/hash/arch/x86_sha256_avx512.c lib/hash/arch/x86_sha512_avx512.c \
+	lib/hash/arch/x86_crc32c_sse42.c
 endif
 ifeq ($(ARCH),aarch64)
-ARCH_ST_SRCS := lib/arch/arm64_sha256_ce.c lib/arch/arm64_crc32c.c
+ARCH_ST_SRCS := lib/hash/arch/arm64_sha256_ce.c lib/hash/arch/arm64_crc32c.c
 endif
 ARCH_ST_OBJS := $(O)/tests/arch/backend_selftest.o \
 	$(patsubst %.c,$(O)/%.o,$(ARCH_ST_SRCS))
@@ -37,12 +37,12 @@ ARM64_CC ?= aarch64-linux-gnu-gcc
 ARM64_QEMU ?= qemu-aarch64
 ARM64_QEMU_CPU ?= max
 ARM64_ST_DIR := $(O)/arch-arm64
-ARM64_ST_SRCS := lib/arch/arm64_sha256_ce.c lib/arch/arm64_crc32c.c \
+ARM64_ST_SRCS := lib/hash/arch/arm64_sha256_ce.c lib/hash/arch/arm64_crc32c.c \
 	tests/arch/backend_selftest.c
 ARM64_ST_OBJS := $(patsubst %.c,$(ARM64_ST_DIR)/%.o,$(ARM64_ST_SRCS))
 ARM64_ST_BIN := $(ARM64_ST_DIR)/backend_selftest
 
-$(ARM64_ST_DIR)/%.o: %.c lib/arch/backends.h lib/cpu.h
+$(ARM64_ST_DIR)/%.o: %.c lib/hash/arch/backends.h lib/common/cpu.h
 	$(qecho) CC-A64 $<
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(ARM64_CC) $(BASE_CFLAGS) $(CFLAGS) $(call isa_flags,$<) \

@@ -17,7 +17,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 FUZZ_TARGETS := verity_sb integrity_sb verity_verify integrity_check \
 	verity_cli integrity_cli
 FUZZ_BINS := $(patsubst %,$(FUZZ_O)/fuzz/fuzz_%,$(FUZZ_TARGETS))
-FUZZ_LIBS := $(FUZZ_O)/tool-common.o $(FUZZ_O)/libdmt.a
+FUZZ_LIBS := $(FUZZ_O)/tools/common/tool-common.o $(FUZZ_O)/libdmt.a
 FUZZ_SEEDS := $(FUZZ_O)/seeds/.stamp
 # inputs are small images, except the CLI ones (argument lists)
 FUZZ_MAXLEN_verity_sb := 1024
@@ -49,8 +49,8 @@ fuzz-lib: fuzz-deps
 FUZZ_CFLAGS = $(BASE_CFLAGS) $(DEP_CFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN)
 
 # The CLI targets compile the tools' sources in.
-$(FUZZ_O)/fuzz/fuzz_verity_cli: verity-tool.c
-$(FUZZ_O)/fuzz/fuzz_integrity_cli: integrity-tool.c
+$(FUZZ_O)/fuzz/fuzz_verity_cli: tools/verity-tool/verity-tool.c
+$(FUZZ_O)/fuzz/fuzz_integrity_cli: tools/integrity-tool/integrity-tool.c
 $(FUZZ_O)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/cli_harness.h $(FUZZ_LIBS)
 	$(qecho) FUZZ $@
 	$(Q)mkdir -p $(dir $@)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Cross-builds the library, the tools and every tests/test_*.c for s390x
+# Cross-builds the library, the tools and every test file for s390x
 # (big-endian) and/or arm64 and runs the unit tests under qemu-user, linked
 # against the in-tree runner (tests/runner) instead of Criterion, which has
 # no s390x package and re-executes itself (fails under qemu-user).  The
@@ -139,8 +139,13 @@ cross_one() {
 	libs=$($pc --libs libcrypto popt uuid json-c libxxhash)
 
 	tests=""
-	for f in tests/test_*.c; do
+	for f in tests/unit/*.c tests/cli/*.c tests/s390/*.c \
+		 tests/support/*.c; do
 		[ -e "$f" ] && tests="$tests $O/${f%.c}.o"
+	done
+	tool_common=""
+	for f in tools/common/*.c; do
+		tool_common="$tool_common $O/${f%.c}.o"
 	done
 	inc="-I$sys/usr/include -I$sys/usr/include/$triple -Itests/runner"
 	set -- O="$O" CC="$triple-gcc" AR="$triple-ar" PKG_CONFIG="$pc" \
@@ -148,17 +153,18 @@ cross_one() {
 	say "$arch: building (logs in $O/logs)"
 	progress "$arch: building"
 	start=$(date +%s)
-	"$MAKE" -k -j"$jobs" "$@" "$O/libdmt.a" "$O/tool-common.o" \
-		"$O/tests/helpers.o" "$O/tests/runner/runner.o" \
+	"$MAKE" -k -j"$jobs" "$@" "$O/libdmt.a" $tool_common \
+		"$O/tests/runner/runner.o" \
 		"$O/verity-tool" "$O/integrity-tool" $tests \
 		>"$O/logs/build.log" 2>&1
 	good="" bad=0
-	for obj in "$O/libdmt.a" "$O/tool-common.o" "$O/tests/helpers.o" \
+	for obj in "$O/libdmt.a" $tool_common \
 		   "$O/tests/runner/runner.o" "$O/verity-tool" \
 		   "$O/integrity-tool" $tests; do
 		if "$MAKE" -q "$@" "$obj" >/dev/null 2>&1 && [ -e "$obj" ]; then
 			case "$obj" in
-			*/tests/test_*.o) good="$good $obj" ;;
+			*/tests/runner/*) ;;
+			*/tests/*/*.o) good="$good $obj" ;;
 			esac
 			continue
 		fi
@@ -170,8 +176,8 @@ cross_one() {
 		total_fail=$((total_fail + bad))
 	fi
 	if ! "$triple-gcc" -static -pthread -o "$O/tests/unit-tests" $good \
-	     "$O/tests/helpers.o" "$O/tests/runner/runner.o" \
-	     "$O/tool-common.o" "$O/libdmt.a" $libs \
+	     "$O/tests/runner/runner.o" \
+	     $tool_common "$O/libdmt.a" $libs \
 	     >"$O/logs/link.log" 2>&1; then
 		grep -v 'statically linked applications' "$O/logs/link.log" |
 			head -n 20 >&2

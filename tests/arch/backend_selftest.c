@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arch/backends.h"
+#include "lib/hash/arch/backends.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>

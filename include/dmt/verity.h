@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dm-verity hash trees: geometry, the cryptsetup superblock, building and
+ * verifying, bit-identical to veritysetup (cryptsetup 2.6.1) and the kernel.
+ * See docs/formats.md section 1 for the on-disk format.
+ *
+ * The caller opens the files (struct dmt_file, lib/io.h), so locking and
+ * "new file under a temporary name" stay in the front end.  Data and hash
+ * may be the same struct dmt_file (tree appended at hash_offset).
+ *
+ * The geometry is public so that other layers (FEC over data + hash area,
+ * signatures over the root hash, size queries) can be computed from it
+ * without building anything.
+ */
+#ifndef DMT_VERITY_H
+#define DMT_VERITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dmt/hash.h>
+#include <dmt/io.h>
+#include <dmt/progress.h>
+
+#define DMT_VERITY_SB_SIZE 512
+#define DMT_VERITY_SALT_MAX 256
+#define DMT_VERITY_HASH_NAME_MAX 32	/* including the NUL */
+#define DMT_VERITY_BLOCK_MIN 512u
+#define DMT_VERITY_BLOCK_MAX (512u << 10)
+#define DMT_VERITY_MAX_LEVELS 63	/* kernel limit */
+
+struct dmt_verity_overlay;
+
+struct dmt_verity_params {
+	/* format (what the superblock records) */
+	char hash_name[DMT_VERITY_HASH_NAME_MAX]; /* "sha256"; any case */
+	uint32_t hash_type;		/* 1 normal, 0 Chrome OS */
+	uint32_t data_block_size;
+	uint32_t hash_block_size;
+	uint64_t data_blocks;		/* 0: whole data file */
+	uint64_t hash_offset;		/* bytes into the hash file */
+	uint8_t salt[DMT_VERITY_SALT_MAX];
+	size_t salt_size;
+	uint8_t uuid[16];		/* raw, textual byte order */
+	bool no_superblock;
+
+	/* execution: never changes the output */
+	unsigned int threads;		/* 0: dmt_default_threads() */
+	const char *engine;		/* NULL: default dispatch */
+	struct dmt_progress progress;
+
+	/*
+	 * build: write the tree only and leave the superblock to
+	 * dmt_verity_sb_write(), so a FEC area can be written in between
+	 * as veritysetup does (tree, FEC, superblock last).
+	 */
+	bool defer_superblock;
+	/* verify: blocks to check instead of the files' (NULL: none) */
+	const struct dmt_verity_overlay *overlay;
+};
+
+/*
+ * Corrected contents laid over the files, for checking what FEC would
+ * repair without writing it.  Called from the worker threads at once.
+ */
+struct dmt_verity_overlay {
+	/* First replaced block >= from: a data block (is_hash false) or a
+	 * hash-file block (in hash blocks); UINT64_MAX when none. */
+	uint64_t (*next)(void *ctx, bool is_hash, uint64_t from);
+	/* Copies the contents of that block (data or hash block size). */
+	int (*read)(void *ctx, bool is_hash, uint64_t block, uint8_t *buf);
+	void *ctx;
+};
+
+/*
+ * Where everything lives.  Levels are numbered from the bottom (level 0
+ * holds the digests of the data blocks); on disk the highest level comes
+ * first, at hash_start.
+ */
+struct dmt_verity_geometry {
+	uint64_t data_blocks;
+	uint32_t data_block_size;
+	uint32_t hash_block_size;
+	uint32_t digest_size;
+	uint32_t digest_slot;		/* digest stride in a hash block */
+	uint32_t hash_per_block_bits;	/* fan-out is 1 << bits */
+	uint32_t levels;		/* 0 when there is one data block */
+	uint64_t hash_offset;		/* superblock position, bytes */
+	uint64_t hash_start;		/* first tree block (hash blocks) */
+	uint64_t hash_blocks;		/* tree blocks, as veritysetup */
+	uint64_t hash_end;		/* byte just past the tree */
+	uint64_t level_start[DMT_VERITY_MAX_LEVELS];	/* in hash blocks */
+	uint64_t level_blocks[DMT_VERITY_MAX_LEVELS];
+};
+
+/* Verification outcome, filled by dmt_verity_verify(). */
+enum dmt_verity_area {
+	DMT_VERITY_AREA_NONE = 0,
+	DMT_VERITY_AREA_DATA,
+	DMT_VERITY_AREA_HASH,
+};
+
+struct dmt_verity_bad {
+	enum dmt_verity_area area;
+	uint32_t level;			/* hash area: tree level */
+	uint64_t index;			/* data block, or in its level */
+	uint64_t offset;		/* byte in the data or hash file */
+	bool padding;			/* spare area not zero (offset:
+					 * the first non-zero byte) */
+};
+
+struct dmt_verity_report {
+	bool root_ok;			/* root hash matches the top */
+	/*
+	 * A block is corrupted when its parent entry can be trusted (the
+	 * path up to the root hash checks out) and does not match, or when
+	 * a hash block has non-zero padding.  A mismatch under a corrupted
+	 * block cannot be attributed and is counted as unverifiable.
+	 */
+	uint64_t bad_data_blocks;
+	uint64_t bad_hash_blocks;
+	uint64_t unverifiable_blocks;
+	struct dmt_verity_bad first_data;	/* lowest bad data block */
+	struct dmt_verity_bad first_hash;	/* highest level, lowest idx */
+	uint8_t root_hash[DMT_DIGEST_MAX];	/* as recomputed */
+	size_t root_hash_size;
+	const char *error_path;	/* I/O error: the file's path (owned by
+				 * its struct dmt_file) */
+};
+
+struct dmt_verity_result {
+	uint8_t root_hash[DMT_DIGEST_MAX];
+	size_t root_hash_size;
+	struct dmt_verity_geometry geo;
+	uint64_t zero_blocks;		/* data blocks that were holes or
+					 * all zero (not hashed) */
+	char engine[32];		/* backend that hashed the data */
+	const char *error_path;		/* as in dmt_verity_report */
+};
+
+/* veritysetup's defaults: sha256, 4096/4096, format 1, superblock, no
+ * salt (the front end makes the random one), zero uuid. */
+void dmt_verity_params_init(struct dmt_verity_params *p);
+
+/* True if name is a hash veritysetup-style trees can use (known to the
+ * engine and unkeyed). */
+bool dmt_verity_hash_supported(const char *name);
+/* Its digest size, 0 when not supported. */
+size_t dmt_verity_digest_size(const char *name);
+
+/*
+ * Checks everything that does not need the files.  Returns 0 or -EINVAL
+ * with *why set to a one-line reason (veritysetup's wording where it has
+ * one).  data_blocks may be 0 here (resolved from the data file later).
+ */
+int dmt_verity_check_params(const struct dmt_verity_params *p,
+			    const char **why);
+
+/* Geometry for p (data_blocks must be set).  -EINVAL on bad parameters,
+ * -ERANGE when the layout overflows 64-bit offsets. */
+int dmt_verity_geometry(const struct dmt_verity_params *p,
+			struct dmt_verity_geometry *g);
+
+/* Default data_blocks for a data file of `bytes`: floor(bytes / dbs). */
+uint64_t dmt_verity_blocks_for_size(const struct dmt_verity_params *p,
+				    uint64_t bytes);
+
+/* ---- superblock ---- */
+
+/* 512 bytes, hash name lower-cased. */
+int dmt_verity_sb_encode(const struct dmt_verity_params *p,
+			 uint8_t sb[DMT_VERITY_SB_SIZE]);
+/*
+ * Fills the format fields of p (hash name, type, block sizes, data blocks,
+ * salt, uuid) from a superblock; leaves the execution fields and
+ * hash_offset alone.  -EMEDIUMTYPE if it is not a valid, supported verity
+ * superblock.
+ */
+int dmt_verity_sb_decode(const uint8_t sb[DMT_VERITY_SB_SIZE],
+			 struct dmt_verity_params *p);
+/* Reads and decodes the superblock at p->hash_offset of hash. */
+int dmt_verity_sb_read(struct dmt_file *hash, struct dmt_verity_params *p);
+/* Encodes and writes the superblock at p->hash_offset of hash. */
+int dmt_verity_sb_write(struct dmt_file *hash,
+			const struct dmt_verity_params *p);
+
+/* ---- tree ---- */
+
+/*
+ * Writes the hash tree (each level once, highest level first on disk) and
+ * then, unless p->no_superblock, the superblock.  data_blocks 0 means the
+ * whole data file.  A shorter hash file is first grown to the size
+ * veritysetup leaves (never cut); a device must be large enough.
+ * Errors: -EINVAL parameters (or data and hash overlap on one file),
+ * -ENODATA data file too small, -EINTR aborted by the progress hook,
+ * -ENOMEM, I/O errors (res->error_path names the file).  On error the
+ * hash file may hold a partial tree; the superblock is only written after
+ * the tree.
+ */
+int dmt_verity_build(const struct dmt_verity_params *p, struct dmt_file *data,
+		     struct dmt_file *hash, struct dmt_verity_result *res);
+
+/*
+ * Recomputes the whole tree from the data and compares every stored
+ * digest, the zero padding of every hash block and the root hash
+ * (root_size must be the digest size).  Returns 0 when everything is
+ * intact, -EBADMSG on any mismatch (details in rep), other errors as
+ * dmt_verity_build (-ENODATA when the data or hash file is too small).
+ */
+int dmt_verity_verify(const struct dmt_verity_params *p, struct dmt_file *data,
+		      struct dmt_file *hash, const uint8_t *root,
+		      size_t root_size, struct dmt_verity_report *rep);
+
+/* ---- single blocks (for FEC correction and other checkers) ---- */
+
+/*
+ * A hasher for one kind of verity block (data when hash_block is false,
+ * tree blocks otherwise) with the salt placed as the format requires.
+ * Clone it per thread (dmt_hasher_clone).
+ */
+int dmt_verity_hasher_new(const struct dmt_verity_params *p, bool hash_block,
+			  struct dmt_hasher **out);
+
+/*
+ * Where the digest of a block is stored: data block `block` (is_hash
+ * false) or hash-file block `block` (is_hash true, a tree block).  Sets
+ * *parent to the hash-file block holding the digest and *offset to its
+ * byte offset in that block.  Returns 0, 1 when the block's digest is the
+ * root hash (the top block, or data block 0 of a one-block tree), or
+ * -EINVAL when the block is not covered by the tree.
+ */
+int dmt_verity_digest_location(const struct dmt_verity_geometry *g,
+			       bool is_hash, uint64_t block, uint64_t *parent,
+			       uint32_t *offset);
+
+#endif /* DMT_VERITY_H */

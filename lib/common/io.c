@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: MIT
+/*
+ * File and device I/O.  All transfers are large and positioned; the fault
+ * hook lets tests inject ENOSPC/EIO/short writes without root tricks.
+ */
+#include <dmt/io.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- fault injection (tests only; costs one branch otherwise) ---- */
+
+static struct {
+	pthread_mutex_t lock;
+	bool armed;
+	char path[PATH_MAX];
+	enum dmt_io_op op;
+	unsigned long nth, seen;
+	int err;
+	bool short_write;
+} fault = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void dmt_io_fault_set(const char *path_substr, enum dmt_io_op op,
+		      unsigned long nth, int err, bool short_write)
+{
+	pthread_mutex_lock(&fault.lock);
+	snprintf(fault.path, sizeof(fault.path), "%s", path_substr);
+	fault.op = op;
+	fault.nth = nth ? nth : 1;
+	fault.seen = 0;
+	fault.err = err > 0 ? -err : err;
+	fault.short_write = short_write;
+	fault.armed = true;
+	pthread_mutex_unlock(&fault.lock);
+}
+
+void dmt_io_fault_clear(void)
+{
+	pthread_mutex_lock(&fault.lock);
+	fault.armed = false;
+	pthread_mutex_unlock(&fault.lock);
+}
+
+/*
+ * DMT_IO_FAULT="substr:op:nth:err" arms the hook in a whole process, so
+ * tests can make the real tools fail.  op is read, write, sync or open;
+ * err an errno name (ENOSPC, EIO, ...), a number, or "short" for a write
+ * cut short.  The last three fields are split off from the right, so the
+ * path part may hold ':'.  Malformed values are ignored.
+ */
+static const struct {
+	const char *name;
+	int err;
+} fault_errnos[] = {
+	{ "ENOSPC", ENOSPC }, { "EIO", EIO }, { "EACCES", EACCES },
+	{ "EPERM", EPERM }, { "EROFS", EROFS }, { "ENOMEM", ENOMEM },
+	{ "EBUSY", EBUSY }, { "EFBIG", EFBIG }, { "EDQUOT", EDQUOT },
+	{ "ENOENT", ENOENT }, { "EINTR", EINTR }, { "ENODATA", ENODATA },
+};
+
+static bool fault_env_num(const char *s, unsigned long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return !errno && !*end;
+}
+
+static void fault_env_parse(void)
+{
+	static const char *const ops[] = { "read", "write", "sync", "open" };
+	const char *env = getenv("DMT_IO_FAULT");
+	char buf[PATH_MAX + 64], *f[3], *p;
+	unsigned long nth, num;
+	bool short_write = false;
+	int op = -1, err = 0;
+	size_t i;
+
+	if (!env || !*env || strlen(env) >= sizeof(buf))
+		return;
+	strcpy(buf, env);
+	for (i = 0; i < 3; i++) {
+		p = strrchr(buf, ':');
+		if (!p)
+			return;
+		*p = '\0';
+		f[2 - i] = p + 1;
+	}
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(f[0], ops[i]))
+			op = (int)i;
+	if (op < 0 || !fault_env_num(f[1], &nth) || !nth)
+		return;
+	if (!strcmp(f[2], "short")) {
+		short_write = true;
+	} else if (fault_env_num(f[2], &num) && num && num < 4096) {
+		err = (int)num;
+	} else {
+		for (i = 0; i < sizeof(fault_errnos) / sizeof(fault_errnos[0]);
+		     i++)
+			if (!strcmp(f[2], fault_errnos[i].name))
+				err = fault_errnos[i].err;
+	}
+	if (!err && !short_write)
+		return;
+	if (short_write && op != DMT_IO_WRITE)
+		return;
+	dmt_io_fault_set(buf, (enum dmt_io_op)op, nth, err, short_write);
+}
+
+static pthread_once_t fault_env_once = PTHREAD_ONCE_INIT;
+
+/* Returns 0 (no fault), a negative errno, or 1 for "cut this write short". */
+static int fault_check(const char *path, enum dmt_io_op op)
+{
+	int ret = 0;
+
+	pthread_once(&fault_env_once, fault_env_parse);
+	if (!__atomic_load_n(&fault.armed, __ATOMIC_RELAXED))
+		return 0;
+	pthread_mutex_lock(&fault.lock);
+	if (fault.armed && fault.op == op && path && strstr(path, fault.path) &&
+	    ++fault.seen == fault.nth) {
+		ret = fault.short_write ? 1 : fault.err;
+		fault.armed = false;
+	}
+	pthread_mutex_unlock(&fault.lock);
+	return ret;
+}
+
+/* ---- open / commit / close ---- */
+
+static int make_tmp(struct dmt_file *f, const char *path)
+{
+	size_t len = strlen(path) + sizeof(".tmpXXXXXX");
+	int fd;
+
+	f->tmp_path = malloc(len);
+	if (!f->tmp_path)
+		return -ENOMEM;
+	snprintf(f->tmp_path, len, "%s.tmpXXXXXX", path);
+	fd = mkostemp(f->tmp_path, O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+
+		free(f->tmp_path);
+		f->tmp_path = NULL;
+		return err;
+	}
+	/* veritysetup creates its outputs 0600 */
+	if (fchmod(fd, 0600) < 0) {
+		int err = -errno;
+
+		close(fd);
+		unlink(f->tmp_path);
+		free(f->tmp_path);
+		f->tmp_path = NULL;
+		return err;
+	}
+	return fd;
+}
+
+int dmt_file_open(struct dmt_file *f, const char *path, int flags)
+{
+	struct stat st;
+	int fd = -1, oflags, err;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->path = strdup(path);
+	if (!f->path)
+		return -ENOMEM;
+
+	err = fault_check(path, DMT_IO_OPEN);
+	if (err)
+		goto fail;
+
+	if (flags & DMT_OPEN_NEW_TMP) {
+		fd = make_tmp(f, path);
+		if (fd < 0) {
+			err = fd;
+			goto fail;
+		}
+		f->writable = true;
+	} else {
+		oflags = O_CLOEXEC;
+		oflags |= (flags & DMT_OPEN_RW) ? O_RDWR : O_RDONLY;
+		if ((flags & DMT_OPEN_RW) && (flags & DMT_OPEN_CREATE))
+			oflags |= O_CREAT;
+		fd = open(path, oflags, 0600);
+		if (fd < 0) {
+			err = -errno;
+			goto fail;
+		}
+		f->writable = flags & DMT_OPEN_RW;
+	}
+	f->fd = fd;
+
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto fail;
+	}
+	f->is_blockdev = S_ISBLK(st.st_mode);
+
+	if (flags & DMT_OPEN_LOCK) {
+		int op = (flags & DMT_OPEN_RW) ? LOCK_EX : LOCK_SH;
+
+		if (flock(fd, op | LOCK_NB) < 0) {
+			err = (errno == EWOULDBLOCK) ? -EBUSY : -errno;
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	dmt_file_close(f);
+	return err;
+}
+
+int dmt_file_commit(struct dmt_file *f)
+{
+	int err;
+
+	if (!f->tmp_path)
+		return 0;
+	err = dmt_file_sync(f);
+	if (err)
+		return err;
+	if (rename(f->tmp_path, f->path) < 0)
+		return -errno;
+	free(f->tmp_path);
+	f->tmp_path = NULL;
+	return 0;
+}
+
+int dmt_file_enable_direct(struct dmt_file *f)
+{
+	char path[64];
+	int fd;
+
+	if (f->has_direct || !f->writable)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+	fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (fd >= 0) {
+		f->direct_fd = fd;
+		f->has_direct = true;
+	}
+	return 0;
+}
+
+/* Aligned part through the O_DIRECT twin; returns bytes written. */
+static size_t pwrite_direct(struct dmt_file *f, const uint8_t *p, size_t len,
+			    uint64_t off, int *err)
+{
+	size_t done = 0;
+
+	*err = 0;
+	if (!f->has_direct || (off & 4095) || (len & 4095) ||
+	    ((uintptr_t)p & 4095))
+		return 0;
+	while (done < len) {
+		ssize_t n = pwrite(f->direct_fd, p + done, len - done,
+				   (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EINVAL) {
+			*err = -errno;
+			break;
+		}
+		/* EINVAL: O_DIRECT refused here; the cache takes the rest */
+		if (n <= 0 || (n & 4095))
+			break;
+		done += (size_t)n;
+	}
+	return done;
+}
+
+void dmt_file_close(struct dmt_file *f)
+{
+	if (f->has_direct)
+		close(f->direct_fd);
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->tmp_path)
+		unlink(f->tmp_path);
+	free(f->tmp_path);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+}
+
+int dmt_file_size(struct dmt_file *f, uint64_t *size)
+{
+	struct stat st;
+
+	if (f->is_blockdev) {
+		uint64_t bytes;
+
+		if (ioctl(f->fd, BLKGETSIZE64, &bytes) < 0)
+			return -errno;
+		*size = bytes;
+		return 0;
+	}
+	if (fstat(f->fd, &st) < 0)
+		return -errno;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+int dmt_file_extend(struct dmt_file *f, uint64_t size)
+{
+	uint64_t cur;
+	int err = dmt_file_size(f, &cur);
+
+	if (err)
+		return err;
+	if (cur >= size)
+		return 0;
+	if (f->is_blockdev)
+		return -ENOSPC;
+	/* a file that cannot grow: a short write here is a full disk */
+	err = fault_check(f->path, DMT_IO_WRITE);
+	if (err)
+		return err < 0 ? err : -ENOSPC;
+	if (size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	if (ftruncate(f->fd, (off_t)size) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- transfers ---- */
+
+int dmt_pread_full(struct dmt_file *f, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+	int err = fault_check(f->path, DMT_IO_READ);
+
+	if (err < 0)
+		return err;
+	while (len) {
+		ssize_t n = pread(f->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ENODATA;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
+		    uint64_t off)
+{
+	const uint8_t *p = buf;
+	int err = fault_check(f->path, DMT_IO_WRITE);
+
+	if (err < 0)
+		return err;
+	if (err == 1) {
+		/* A short write that makes no progress after the first
+		 * chunk: what a full disk looks like to pwrite(). */
+		if (len > 1 && pwrite(f->fd, p, len / 2, (off_t)off) < 0)
+			return -errno;
+		return -ENOSPC;
+	}
+	if (f->has_direct) {
+		size_t done = pwrite_direct(f, p, len, off, &err);
+
+		if (err)
+			return err;
+		p += done;
+		len -= done;
+		off += done;
+	}
+	while (len) {
+		ssize_t n = pwrite(f->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ENOSPC;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int dmt_file_sync(struct dmt_file *f)
+{
+	int err = fault_check(f->path, DMT_IO_SYNC);
+
+	if (err < 0)
+		return err;
+	if (fsync(f->fd) < 0 && errno != EINVAL && errno != EROFS)
+		return -errno;
+	return 0;
+}
+
+void dmt_file_start_writeback(struct dmt_file *f, uint64_t off, uint64_t len)
+{
+	if (!f->is_blockdev && len)
+		sync_file_range(f->fd, (off_t)off, (off_t)len,
+				SYNC_FILE_RANGE_WRITE);
+}
+
+int dmt_file_next_data(struct dmt_file *f, uint64_t off, uint64_t end,
+		       uint64_t *data_start, uint64_t *data_end)
+{
+	off_t d, h;
+
+	*data_start = off;
+	*data_end = end;
+	if (off >= end) {
+		*data_start = *data_end = end;
+		return 0;
+	}
+	if (f->is_blockdev)
+		return 0;
+	d = lseek(f->fd, (off_t)off, SEEK_DATA);
+	if (d < 0) {
+		if (errno == ENXIO) {	/* only a hole up to EOF */
+			*data_start = *data_end = end;
+			return 0;
+		}
+		return 0;	/* no SEEK_DATA support: all data */
+	}
+	if ((uint64_t)d >= end) {
+		*data_start = *data_end = end;
+		return 0;
+	}
+	h = lseek(f->fd, d, SEEK_HOLE);
+	*data_start = (uint64_t)d;
+	if (h >= 0 && (uint64_t)h < end)
+		*data_end = (uint64_t)h;
+	return 0;
+}
+
+bool dmt_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!strcmp(a, b))
+		return true;
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return false;
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+const char *dmt_strerror(int err)
+{
+	switch (err) {
+	case -EMEDIUMTYPE:
+		return "not a valid or supported superblock";
+	case -ENODATA:
+		return "file or device too small";
+	case -EBADMSG:
+		return "verification failed";
+	case -EBUSY:
+		return "in use by another process";
+	default:
+		return strerror(err < 0 ? -err : err);
+	}
+}

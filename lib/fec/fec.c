@@ -1,0 +1,1052 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dm-verity FEC: encoder, streaming parity check and round decoder.
+ *
+ * Parity is linear in the message, so instead of running Karn's LFSR one
+ * codeword at a time (what veritysetup does), every message symbol j adds
+ * coef[j][i] * symbol to parity byte i.  For a group of consecutive rounds
+ * the symbols j of all their codewords are one contiguous run of the
+ * covered area (row j of the block matrix), so the encoder reads whole
+ * rows in large chunks and multiply-accumulates them into `roots`
+ * byte-planes with table lookups or GFNI, one group per thread.
+ */
+#include <dmt/fec.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lib/common/cpu.h"
+#include "lib/fec/fec_gf256.h"
+#include <dmt/threads.h>
+
+/* Accumulator planes per worker (roots x group width). */
+#define ACC_BUDGET (8u << 20)
+/* Widest group: rows are read in chunks of this size. */
+#define WIDTH_MAX (1u << 20)
+/* Narrowest group worth splitting off for another thread. */
+#define WIDTH_MIN (256u << 10)
+/* Rows of input held per worker at once. */
+#define BAND_BUDGET (4u << 20)
+/* Corrected blocks kept in memory for dmt_fec_read_block(). */
+#define OVERLAY_BUDGET (64u << 20)
+
+struct fec_worker {
+	uint8_t *band;		/* band_rows x in_stride */
+	uint8_t *acc;		/* roots planes of width bytes */
+	uint8_t *par;		/* width * roots, codeword order */
+	uint8_t *stored;	/* scan: parity read back */
+};
+
+/* Blocks accepted (corrected and verified) in this run. */
+struct overlay_entry {
+	uint64_t block;		/* UINT64_MAX: empty slot */
+	uint8_t *data;		/* NULL once the memory budget is spent */
+};
+
+struct dmt_fec {
+	const struct dmt_fec_params *p;
+	struct dmt_fec_layout l;
+	struct dmt_rs rs;
+	uint64_t *mats;		/* GFNI matrices x 8; NULL: table path */
+
+	/* streaming pass */
+	unsigned int threads;
+	uint64_t group_rounds;	/* rounds per group */
+	uint64_t groups;
+	size_t width;		/* widest group, bytes */
+	size_t in_stride;
+	size_t band_rows;
+	bool contiguous;	/* one group holds every round */
+	bool scan;		/* compare parity instead of writing it */
+	uint64_t *bad;		/* scan: bitmap of rounds */
+	struct fec_worker *workers;
+	pthread_mutex_t lock;
+	uint64_t done;
+
+	/* correction */
+	const struct dmt_fec_ops *ops;
+	unsigned int flags;
+	struct dmt_fec_stats st;
+	struct overlay_entry *ov;
+	size_t ov_cap, ov_count, ov_bytes;
+};
+
+static bool is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+int dmt_fec_geometry(unsigned int roots, uint32_t block_size,
+		     uint64_t data_blocks, uint64_t hash_start,
+		     uint64_t hash_blocks, uint64_t fec_offset,
+		     struct dmt_fec_layout *l)
+{
+	uint64_t bs = block_size;
+
+	memset(l, 0, sizeof(*l));
+	if (roots < DMT_FEC_ROOTS_MIN || roots > DMT_FEC_ROOTS_MAX ||
+	    !is_pow2(bs) || bs < 512 || bs > (512u << 10) || !data_blocks ||
+	    fec_offset % 512)
+		return -EINVAL;
+	if (hash_blocks > UINT64_MAX - data_blocks ||
+	    hash_start > UINT64_MAX - hash_blocks ||
+	    (hash_start + hash_blocks) > UINT64_MAX / bs ||
+	    (data_blocks + hash_blocks) > UINT64_MAX / bs)
+		return -ERANGE;
+	l->roots = roots;
+	l->rsn = DMT_FEC_RSM - roots;
+	l->block_size = block_size;
+	l->data_blocks = data_blocks;
+	l->hash_start = hash_start;
+	l->hash_blocks = hash_blocks;
+	l->fec_blocks = data_blocks + hash_blocks;
+	l->rounds = div_up(l->fec_blocks, l->rsn);
+	l->parity_blocks = l->rounds * roots;
+	if (l->parity_blocks > UINT64_MAX / bs)
+		return -ERANGE;
+	l->parity_bytes = l->parity_blocks * bs;
+	if (fec_offset > UINT64_MAX - l->parity_bytes)
+		return -ERANGE;
+	l->fec_offset = fec_offset;
+	l->fec_start = fec_offset / bs;
+	l->fec_end = fec_offset + l->parity_bytes;
+	return 0;
+}
+
+static bool same_file(const struct dmt_file *a, const struct dmt_file *b)
+{
+	struct stat sa, sb;
+
+	if (a == b)
+		return true;
+	if (fstat(a->fd, &sa) || fstat(b->fd, &sb))
+		return false;
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static bool overlaps(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+	return a0 < b1 && b0 < a1;
+}
+
+int dmt_fec_layout(const struct dmt_fec_params *p, struct dmt_fec_layout *l)
+{
+	uint64_t bs = p->block_size, hash_blocks = p->hash_blocks, end;
+	bool shared;
+	int r;
+
+	memset(l, 0, sizeof(*l));
+	if (!p->data || !p->hash || !p->fec || !bs)
+		return -EINVAL;
+	shared = same_file(p->fec, p->hash);
+	if (!hash_blocks) {
+		if (shared) {
+			end = p->fec_offset / bs;
+		} else {
+			r = dmt_file_size(p->hash, &end);
+			if (r < 0)
+				return r;
+			end /= bs;
+		}
+		if (end < p->hash_start)
+			return shared ? -EINVAL : -ENODATA;
+		hash_blocks = end - p->hash_start;
+	}
+	r = dmt_fec_geometry(p->roots, p->block_size, p->data_blocks,
+			     p->hash_start, hash_blocks, p->fec_offset, l);
+	if (r < 0)
+		return r;
+	l->shared = shared;
+
+	/* The parity must not overwrite what it protects. */
+	if (same_file(p->fec, p->data) &&
+	    overlaps(l->fec_offset, l->fec_end, 0, l->data_blocks * bs))
+		return -EINVAL;
+	if (shared && l->fec_offset < (l->hash_start + l->hash_blocks) * bs)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- covered area I/O ---- */
+
+/*
+ * Reads len bytes at offset off of the covered area (data blocks, then the
+ * covered hash blocks, then zeros).  Adds the bytes that came from files
+ * to *covered when it is not NULL.
+ */
+static int read_covered(const struct dmt_fec *f, uint64_t off, size_t len,
+			uint8_t *buf, uint64_t *covered)
+{
+	const struct dmt_fec_layout *l = &f->l;
+	uint64_t data_end = l->data_blocks * l->block_size;
+	uint64_t total = l->fec_blocks * l->block_size;
+	size_t n;
+	int r = 0;
+
+	while (len) {
+		if (off < data_end) {
+			n = data_end - off < len ? data_end - off : len;
+			r = dmt_pread_full(f->p->data, buf, n, off);
+		} else if (off < total) {
+			n = total - off < len ? total - off : len;
+			r = dmt_pread_full(f->p->hash, buf, n,
+					   l->hash_start * l->block_size +
+					   (off - data_end));
+		} else {
+			memset(buf, 0, len);
+			break;
+		}
+		if (r < 0)
+			goto out;
+		if (covered)
+			*covered += n;
+		buf += n;
+		off += n;
+		len -= n;
+	}
+out:
+	return r;
+}
+
+static int write_block(struct dmt_fec *f, uint64_t block, const uint8_t *buf)
+{
+	uint64_t fb;
+	bool hash = dmt_fec_block_is_hash(&f->l, block, &fb);
+
+	return dmt_pwrite_full(hash ? f->p->hash : f->p->data, buf,
+			       f->l.block_size, fb * f->l.block_size);
+}
+
+static int progress_add(struct dmt_fec *f, uint64_t bytes)
+{
+	const struct dmt_progress *pr = &f->p->progress;
+	int r = 0;
+
+	if (!pr->fn)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	f->done += bytes;
+	if (pr->fn(pr->ctx, f->done, f->l.fec_blocks * f->l.block_size))
+		r = -EINTR;
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
+/* ---- streaming pass: encode or compare ---- */
+
+static void *alloc64(size_t size)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 64, size ? size : 64))
+		return NULL;
+	return p;
+}
+
+static int worker_buffers(struct dmt_fec *f, struct fec_worker *w)
+{
+	size_t planes = (size_t)f->l.roots * f->width;
+
+	if (w->band)
+		return 0;
+	w->band = alloc64(f->band_rows * f->in_stride);
+	w->acc = alloc64(planes);
+	w->par = alloc64(planes);
+	if (f->scan)
+		w->stored = alloc64(planes);
+	if (!w->band || !w->acc || !w->par || (f->scan && !w->stored))
+		return -ENOMEM;
+	return 0;
+}
+
+static void mac(const struct dmt_fec *f, uint8_t *acc, const uint8_t *in,
+		size_t nrows, unsigned int row0, size_t len)
+{
+	unsigned int roots = f->l.roots;
+
+#if defined(__x86_64__)
+	if (f->mats) {
+		dmt_gf256_mac_gfni(acc, f->width, roots, in, f->in_stride,
+				   nrows, f->mats + (size_t)row0 * roots * 8,
+				   len);
+		return;
+	}
+#endif
+	dmt_gf256_mac_portable(acc, f->width, roots, in, f->in_stride, nrows,
+			       f->rs.coef + (size_t)row0 * roots, len);
+}
+
+/* Planes (stride apart) into codeword order: par[x * roots + i]. */
+static void transpose(const uint8_t *acc, size_t stride, unsigned int roots,
+		      uint8_t *par, size_t len)
+{
+	unsigned int i;
+	size_t x;
+
+	for (i = 0; i < roots; i++) {
+		const uint8_t *a = acc + i * stride;
+
+		for (x = 0; x < len; x++)
+			par[x * roots + i] = a[x];
+	}
+}
+
+static int do_group(struct dmt_fec *f, struct fec_worker *w, uint64_t g)
+{
+	const struct dmt_fec_layout *l = &f->l;
+	uint64_t bs = l->block_size, rounds = l->rounds;
+	uint64_t n0 = g * f->group_rounds, nr, rows, j0, k, covered;
+	uint64_t parity_off;
+	size_t len, plen, i;
+	int r;
+
+	nr = rounds - n0 < f->group_rounds ? rounds - n0 : f->group_rounds;
+	len = nr * bs;
+	plen = len * l->roots;
+	parity_off = l->fec_offset + n0 * bs * l->roots;
+	/* rows past the covered area are all zero: they add nothing */
+	rows = div_up(l->fec_blocks - n0, rounds);
+	if (rows > l->rsn)
+		rows = l->rsn;
+
+	for (i = 0; i < l->roots; i++)
+		memset(w->acc + i * f->width, 0, len);
+	for (j0 = 0; j0 < rows; j0 += f->band_rows) {
+		k = rows - j0 < f->band_rows ? rows - j0 : f->band_rows;
+		covered = 0;
+		if (f->contiguous) {
+			r = read_covered(f, j0 * rounds * bs, k * len, w->band,
+					 &covered);
+		} else {
+			for (i = 0, r = 0; i < k && !r; i++)
+				r = read_covered(f, ((j0 + i) * rounds + n0) *
+						 bs, len,
+						 w->band + i * f->in_stride,
+						 &covered);
+		}
+		if (r < 0)
+			goto out;
+		mac(f, w->acc, w->band, k, (unsigned int)j0, len);
+		r = progress_add(f, covered);
+		if (r < 0)
+			goto out;
+	}
+	transpose(w->acc, f->width, l->roots, w->par, len);
+
+	if (!f->scan) {
+		r = dmt_pwrite_full(f->p->fec, w->par, plen, parity_off);
+		goto out;
+	}
+	r = dmt_pread_full(f->p->fec, w->stored, plen, parity_off);
+	if (r < 0)
+		goto out;
+	for (k = 0; k < nr; k++) {
+		size_t o = k * bs * l->roots;
+		uint64_t n = n0 + k;
+
+		if (memcmp(w->par + o, w->stored + o, bs * l->roots))
+			__atomic_fetch_or(&f->bad[n / 64], 1ull << (n % 64),
+					  __ATOMIC_RELAXED);
+	}
+out:
+	return r;
+}
+
+static int group_fn(void *ctx, unsigned int worker, uint64_t begin,
+		    uint64_t end)
+{
+	struct dmt_fec *f = ctx;
+	struct fec_worker *w = &f->workers[worker];
+	uint64_t g;
+	int r;
+
+	r = worker_buffers(f, w);
+	for (g = begin; g < end && !r; g++)
+		r = do_group(f, w, g);
+	return r;
+}
+
+/* Splits the rounds into groups: wide enough for big reads, enough of
+ * them to keep every thread busy, accumulators within budget. */
+static void plan_groups(struct dmt_fec *f)
+{
+	const struct dmt_fec_layout *l = &f->l;
+	uint64_t bs = l->block_size, rounds = l->rounds;
+	uint64_t wmax = ACC_BUDGET / l->roots, gmax, gmin, groups;
+
+	if (wmax > WIDTH_MAX)
+		wmax = WIDTH_MAX;
+	gmax = wmax / bs ? wmax / bs : 1;
+	gmin = WIDTH_MIN / bs ? WIDTH_MIN / bs : 1;
+	groups = div_up(rounds, gmax);
+	if (groups < f->threads && rounds / gmin > groups)
+		groups = rounds / gmin < f->threads ? rounds / gmin :
+			f->threads;
+	if (groups > 1 && groups % f->threads)
+		groups += f->threads - groups % f->threads;
+	f->group_rounds = div_up(rounds, groups);
+	f->groups = div_up(rounds, f->group_rounds);
+	f->width = f->group_rounds * bs;
+	f->contiguous = f->groups == 1;
+	/* pad rows of separately read bands off a 4 KiB multiple so they
+	 * don't all land in the same L1 sets */
+	f->in_stride = f->contiguous ? f->width : f->width + 64;
+	f->band_rows = BAND_BUDGET / f->in_stride;
+	if (f->band_rows < 1)
+		f->band_rows = 1;
+	if (f->band_rows > l->rsn)
+		f->band_rows = l->rsn;
+	if (f->threads > f->groups)
+		f->threads = (unsigned int)f->groups;
+}
+
+static void fec_free(struct dmt_fec *f)
+{
+	unsigned int i;
+	size_t k;
+
+	if (f->workers) {
+		for (i = 0; i < f->threads; i++) {
+			free(f->workers[i].band);
+			free(f->workers[i].acc);
+			free(f->workers[i].par);
+			free(f->workers[i].stored);
+		}
+	}
+	free(f->workers);
+	free(f->mats);
+	free(f->bad);
+	if (f->ov)
+		for (k = 0; k < f->ov_cap; k++)
+			free(f->ov[k].data);
+	free(f->ov);
+	pthread_mutex_destroy(&f->lock);
+}
+
+/* GFNI matrices for every coefficient when the CPU can use them. */
+static int setup_simd(struct dmt_fec *f)
+{
+#if defined(__x86_64__)
+	uint32_t need = DMT_CPU_X86_GFNI | DMT_CPU_X86_AVX512;
+	size_t i, k, n = (size_t)f->l.rsn * f->l.roots;
+
+	if ((dmt_cpu_features() & need) != need)
+		return 0;
+	f->mats = alloc64(n * 8 * sizeof(*f->mats));
+	if (!f->mats)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 8; k++)
+			f->mats[i * 8 + k] =
+				dmt_gf256_affine_matrix(f->rs.coef[i]);
+#endif
+	return 0;
+}
+
+static int fec_init(struct dmt_fec *f, const struct dmt_fec_params *p)
+{
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->lock, NULL);
+	f->p = p;
+	r = dmt_fec_layout(p, &f->l);
+	if (r < 0)
+		goto out;
+	r = dmt_rs_init(&f->rs, p->roots);
+	if (r < 0)
+		goto out;
+	f->threads = p->threads ? p->threads : dmt_default_threads();
+	if (!f->threads)
+		f->threads = 1;
+	plan_groups(f);
+	r = -ENOMEM;
+	f->workers = calloc(f->threads, sizeof(*f->workers));
+	if (!f->workers)
+		goto out;
+	r = setup_simd(f);
+out:
+	return r;
+}
+
+static int stream_pass(struct dmt_fec *f)
+{
+	return dmt_parallel_for(f->threads, f->groups, 1, group_fn, f);
+}
+
+int dmt_fec_encode(const struct dmt_fec_params *p,
+		   struct dmt_fec_layout *layout)
+{
+	struct dmt_fec f;
+	int r;
+
+	r = fec_init(&f, p);
+	if (r < 0)
+		goto out;
+	if (layout)
+		*layout = f.l;
+	/* grow the file first so a full disk shows up before the work */
+	r = dmt_file_extend(p->fec, f.l.fec_end);
+	if (r < 0)
+		goto out;
+	r = stream_pass(&f);
+out:
+	fec_free(&f);
+	return r;
+}
+
+/* ---- overlay of accepted blocks ---- */
+
+static struct overlay_entry *ov_find(struct dmt_fec *f, uint64_t block)
+{
+	size_t k;
+
+	if (!f->ov_cap)
+		return NULL;
+	k = (size_t)(block * 0x9e3779b97f4a7c15ull) & (f->ov_cap - 1);
+	for (;; k = (k + 1) & (f->ov_cap - 1)) {
+		if (f->ov[k].block == block)
+			return &f->ov[k];
+		if (f->ov[k].block == UINT64_MAX)
+			return NULL;
+	}
+}
+
+static int ov_grow(struct dmt_fec *f)
+{
+	struct overlay_entry *old = f->ov, *e;
+	size_t old_cap = f->ov_cap, cap = old_cap ? old_cap * 2 : 64, k, h;
+
+	e = malloc(cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (k = 0; k < cap; k++) {
+		e[k].block = UINT64_MAX;
+		e[k].data = NULL;
+	}
+	f->ov = e;
+	f->ov_cap = cap;
+	for (k = 0; k < old_cap; k++) {
+		if (old[k].block == UINT64_MAX)
+			continue;
+		h = (size_t)(old[k].block * 0x9e3779b97f4a7c15ull) & (cap - 1);
+		while (e[h].block != UINT64_MAX)
+			h = (h + 1) & (cap - 1);
+		e[h] = old[k];
+	}
+	free(old);
+	return 0;
+}
+
+/* Records an accepted block, keeping its contents while within budget. */
+static int ov_add(struct dmt_fec *f, uint64_t block, const uint8_t *data)
+{
+	size_t k, bs = f->l.block_size;
+	int r;
+
+	if ((f->ov_count + 1) * 2 > f->ov_cap) {
+		r = ov_grow(f);
+		if (r < 0)
+			return r;
+	}
+	k = (size_t)(block * 0x9e3779b97f4a7c15ull) & (f->ov_cap - 1);
+	while (f->ov[k].block != UINT64_MAX)
+		k = (k + 1) & (f->ov_cap - 1);
+	f->ov[k].block = block;
+	f->ov[k].data = NULL;
+	f->ov_count++;
+	if (f->ov_bytes + bs <= OVERLAY_BUDGET) {
+		f->ov[k].data = malloc(bs);
+		if (f->ov[k].data) {
+			memcpy(f->ov[k].data, data, bs);
+			f->ov_bytes += bs;
+		}
+	}
+	return 0;
+}
+
+int dmt_fec_read_block(struct dmt_fec *f, uint64_t block, uint8_t *buf)
+{
+	uint64_t bs = f->l.block_size;
+	struct overlay_entry *e = ov_find(f, block);
+
+	if (e && e->data) {
+		memcpy(buf, e->data, bs);
+		return 0;
+	}
+	if (block >= f->l.fec_blocks) {
+		memset(buf, 0, bs);
+		return 0;
+	}
+	return read_covered(f, block * bs, bs, buf, NULL);
+}
+
+const struct dmt_fec_layout *dmt_fec_get_layout(const struct dmt_fec *f)
+{
+	return &f->l;
+}
+
+/* ---- round decoder ---- */
+
+enum row_kind {
+	ROW_RAW,	/* as read from the file */
+	ROW_PAD,	/* past the covered area: zero */
+	ROW_KNOWN,	/* accepted earlier in this run: trusted */
+	ROW_IOERR,	/* unreadable: zeros, an erasure */
+};
+
+struct round {
+	uint64_t n;
+	uint8_t *buf;		/* rsn blocks */
+	uint8_t *par;		/* bs * roots, codeword order */
+	uint8_t kind[DMT_FEC_RSM];
+	uint32_t changed[DMT_FEC_RSM];	/* symbols fixed per row */
+	bool parity_changed;
+};
+
+static uint64_t row_block(const struct dmt_fec *f, const struct round *rd,
+			  unsigned int j)
+{
+	return (uint64_t)j * f->l.rounds + rd->n;
+}
+
+static int load_round(struct dmt_fec *f, struct round *rd)
+{
+	const struct dmt_fec_layout *l = &f->l;
+	size_t bs = l->block_size;
+	unsigned int j;
+	int r;
+
+	for (j = 0; j < l->rsn; j++) {
+		uint64_t b = row_block(f, rd, j);
+		uint8_t *dst = rd->buf + j * bs;
+		struct overlay_entry *e = ov_find(f, b);
+
+		rd->changed[j] = 0;
+		if (b >= l->fec_blocks) {
+			memset(dst, 0, bs);
+			rd->kind[j] = ROW_PAD;
+			continue;
+		}
+		if (e && e->data) {
+			memcpy(dst, e->data, bs);
+			rd->kind[j] = ROW_KNOWN;
+			continue;
+		}
+		r = read_covered(f, b * bs, bs, dst, NULL);
+		if (r == -ENOMEM || r == -EINTR)
+			return r;
+		rd->kind[j] = ROW_RAW;
+		if (r < 0) {
+			memset(dst, 0, bs);
+			rd->kind[j] = ROW_IOERR;
+		} else if (e && (f->flags & DMT_FEC_REPAIR)) {
+			/* accepted and already written back */
+			rd->kind[j] = ROW_KNOWN;
+		}
+	}
+	rd->parity_changed = false;
+	return dmt_pread_full(f->p->fec, rd->par, bs * l->roots,
+			      l->fec_offset + rd->n * bs * l->roots);
+}
+
+/*
+ * Decodes every codeword of the round in place; false when one can't be
+ * decoded (the buffer is then half-corrected: reload before retrying).
+ */
+static bool decode_round(struct dmt_fec *f, struct round *rd, const int *eras,
+			 int neras)
+{
+	const struct dmt_fec_layout *l = &f->l;
+	size_t bs = l->block_size, b;
+	unsigned int j, i, rsn = l->rsn, roots = l->roots;
+	uint8_t cw[DMT_FEC_RSM];
+	int v;
+
+	for (b = 0; b < bs; b++) {
+		for (j = 0; j < rsn; j++)
+			cw[j] = rd->buf[j * bs + b];
+		memcpy(cw + rsn, rd->par + b * roots, roots);
+		v = dmt_rs_decode(&f->rs, cw, eras, neras);
+		if (v < 0)
+			return false;
+		if (!v)
+			continue;
+		for (j = 0; j < rsn; j++) {
+			if (cw[j] == rd->buf[j * bs + b])
+				continue;
+			/* a zero pad or a verified block "corrected":
+			 * the decoder was fooled */
+			if (rd->kind[j] == ROW_PAD || rd->kind[j] == ROW_KNOWN)
+				return false;
+			rd->buf[j * bs + b] = cw[j];
+			rd->changed[j]++;
+		}
+		for (i = 0; i < roots; i++) {
+			if (rd->par[b * roots + i] != cw[rsn + i]) {
+				rd->par[b * roots + i] = cw[rsn + i];
+				rd->parity_changed = true;
+			}
+		}
+	}
+	return true;
+}
+
+static int check_row(struct dmt_fec *f, struct round *rd, unsigned int j)
+{
+	uint64_t b = row_block(f, rd, j);
+	int v = f->ops->check(f->ops->ctx, f, b,
+			      rd->buf + (size_t)j * f->l.block_size);
+
+	if (v < 0)
+		return v;
+	if (v != DMT_FEC_BLOCK_OK && v != DMT_FEC_BLOCK_BAD &&
+	    v != DMT_FEC_BLOCK_UNKNOWN)
+		return -EINVAL;
+	return v;
+}
+
+static int report(struct dmt_fec *f, uint64_t block, enum dmt_fec_outcome o,
+		  const uint8_t *data)
+{
+	if (!f->ops->report)
+		return 0;
+	int r = f->ops->report(f->ops->ctx, block, o, data);
+
+	return r < 0 ? r : 0;
+}
+
+/*
+ * Accepts a verified corrected row: remember, report, write back.  Returns
+ * 1 when the block is new, 0 when it was accepted before.
+ */
+static int accept_row(struct dmt_fec *f, struct round *rd, unsigned int j)
+{
+	uint64_t b = row_block(f, rd, j);
+	const uint8_t *data = rd->buf + (size_t)j * f->l.block_size;
+	int r;
+
+	rd->kind[j] = ROW_KNOWN;
+	/* accepted in an earlier pass, contents not cached: nothing new */
+	if (ov_find(f, b))
+		return 0;
+	r = ov_add(f, b, data);
+	if (r < 0)
+		return r;
+	f->st.corrected_blocks++;
+	f->st.corrected_bytes += rd->changed[j];
+	r = report(f, b, DMT_FEC_CORRECTED, data);
+	if (r < 0)
+		return r;
+	if (f->flags & DMT_FEC_REPAIR) {
+		r = write_block(f, b, data);
+		if (r < 0)
+			return r;
+		f->st.written_blocks++;
+	}
+	return 1;
+}
+
+/*
+ * Order in which rows are checked: hash-area rows first, ascending (on
+ * disk the tree's top level comes first, so parents go before children),
+ * then data rows.
+ */
+static unsigned int row_order(const struct dmt_fec *f, const struct round *rd,
+			      unsigned int idx)
+{
+	const struct dmt_fec_layout *l = &f->l;
+	unsigned int first_hash;
+
+	/* rows j with j * rounds + n >= data_blocks */
+	if (rd->n >= l->data_blocks)
+		first_hash = 0;
+	else
+		first_hash = (unsigned int)div_up(l->data_blocks - rd->n,
+						  l->rounds);
+	if (first_hash > l->rsn)
+		first_hash = l->rsn;
+	if (idx < l->rsn - first_hash)
+		return first_hash + idx;
+	return idx - (l->rsn - first_hash);
+}
+
+/*
+ * Checks every row the decoder changed (and unreadable ones).  Returns 1
+ * when they all verified (or have no digest), 0 when one is BAD, < 0 on
+ * error.  Verified rows are accepted at once.
+ */
+static int verify_changes(struct dmt_fec *f, struct round *rd, bool *progress)
+{
+	unsigned int idx, j, rsn = f->l.rsn;
+	int v, ok = 1;
+
+	for (idx = 0; idx < rsn; idx++) {
+		j = row_order(f, rd, idx);
+		if (rd->kind[j] == ROW_PAD || rd->kind[j] == ROW_KNOWN)
+			continue;
+		if (!rd->changed[j] && rd->kind[j] != ROW_IOERR)
+			continue;
+		v = check_row(f, rd, j);
+		if (v < 0)
+			return v;
+		if (v == DMT_FEC_BLOCK_OK) {
+			v = accept_row(f, rd, j);
+			if (v < 0)
+				return v;
+			if (v > 0)
+				*progress = true;
+		} else if (v == DMT_FEC_BLOCK_BAD) {
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+/* Round fully decoded and verified: report the rest, fix the parity. */
+static int finish_round(struct dmt_fec *f, struct round *rd)
+{
+	const struct dmt_fec_layout *l = &f->l;
+	size_t bs = l->block_size;
+	unsigned int j;
+	bool any = false;
+	int r;
+
+	for (j = 0; j < l->rsn; j++) {
+		if (!rd->changed[j] || rd->kind[j] == ROW_KNOWN)
+			continue;
+		any = true;
+		f->st.unverified_blocks++;
+		r = report(f, row_block(f, rd, j),
+			   DMT_FEC_CORRECTED_UNVERIFIED, rd->buf + j * bs);
+		if (r < 0)
+			return r;
+	}
+	if (!rd->parity_changed)
+		return 0;
+	if (!any)
+		f->st.parity_rounds_bad++;
+	if ((f->flags & DMT_FEC_REPAIR) && f->p->fec->writable) {
+		r = dmt_pwrite_full(f->p->fec, rd->par, bs * l->roots,
+				    l->fec_offset + rd->n * bs * l->roots);
+		if (r < 0)
+			return r;
+		f->st.parity_rounds_fixed++;
+	}
+	return 0;
+}
+
+/* Parity of a round from its (verified) blocks, written back. */
+static int rewrite_parity(struct dmt_fec *f, struct round *rd)
+{
+	const struct dmt_fec_layout *l = &f->l;
+	size_t bs = l->block_size;
+	uint8_t *acc = calloc(l->roots, bs);
+	int r;
+
+	if (!acc)
+		return -ENOMEM;
+	dmt_gf256_mac_portable(acc, bs, l->roots, rd->buf, bs, l->rsn,
+			       f->rs.coef, bs);
+	transpose(acc, bs, l->roots, rd->par, bs);
+	free(acc);
+	r = dmt_pwrite_full(f->p->fec, rd->par, bs * l->roots,
+			    l->fec_offset + rd->n * bs * l->roots);
+	if (r == 0)
+		f->st.parity_rounds_fixed++;
+	return r;
+}
+
+/*
+ * Reports the rows still bad after the last attempt on a round.  When
+ * every block checks out, it is the parity that is beyond decoding.
+ */
+static int give_up_round(struct dmt_fec *f, struct round *rd)
+{
+	unsigned int idx, j;
+	bool all_ok = true, any_bad = false;
+	int r, v;
+
+	r = load_round(f, rd);
+	if (r < 0)
+		return r;
+	for (idx = 0; idx < f->l.rsn; idx++) {
+		j = row_order(f, rd, idx);
+		if (rd->kind[j] == ROW_PAD || rd->kind[j] == ROW_KNOWN ||
+		    ov_find(f, row_block(f, rd, j)))
+			continue;
+		if (rd->kind[j] != ROW_IOERR) {
+			v = check_row(f, rd, j);
+			if (v < 0)
+				return v;
+			all_ok &= v == DMT_FEC_BLOCK_OK;
+			if (v != DMT_FEC_BLOCK_BAD)
+				continue;
+		}
+		any_bad = true;
+		f->st.unrepairable_blocks++;
+		r = report(f, row_block(f, rd, j), DMT_FEC_UNREPAIRABLE,
+			   NULL);
+		if (r < 0)
+			return r;
+	}
+	if (any_bad)
+		return 0;
+	f->st.parity_rounds_bad++;
+	if (!all_ok || !(f->flags & DMT_FEC_REPAIR) || !f->p->fec->writable)
+		return 0;
+	return rewrite_parity(f, rd);
+}
+
+/*
+ * One attempt at a round, kernel style: decode without erasures (except
+ * unreadable blocks); if that fails or a correction does not verify,
+ * decode again with every block that fails its check as an erasure.
+ * Returns 1 when the round is resolved, 0 when it is not (yet), < 0 on
+ * error.
+ */
+static int do_round(struct dmt_fec *f, struct round *rd, bool *progress)
+{
+	int eras[DMT_FEC_RSM], neras = 0, r, v;
+	unsigned int idx, j, rsn = f->l.rsn;
+
+	r = load_round(f, rd);
+	if (r < 0)
+		return r;
+	for (j = 0; j < rsn; j++)
+		if (rd->kind[j] == ROW_IOERR)
+			eras[neras++] = (int)j;
+	if (neras <= (int)f->l.roots && decode_round(f, rd, eras, neras)) {
+		r = verify_changes(f, rd, progress);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			r = finish_round(f, rd);
+			return r < 0 ? r : 1;
+		}
+	}
+
+	/* second try: erasures from the digests */
+	r = load_round(f, rd);
+	if (r < 0)
+		return r;
+	neras = 0;
+	for (idx = 0; idx < rsn; idx++) {
+		j = row_order(f, rd, idx);
+		if (rd->kind[j] == ROW_PAD || rd->kind[j] == ROW_KNOWN)
+			continue;
+		if (rd->kind[j] != ROW_IOERR) {
+			v = check_row(f, rd, j);
+			if (v < 0)
+				return v;
+			if (v != DMT_FEC_BLOCK_BAD)
+				continue;
+		}
+		if (neras == (int)f->l.roots)
+			return 0;	/* more than the code can take */
+		eras[neras++] = (int)j;
+	}
+	if (!neras || !decode_round(f, rd, eras, neras))
+		return 0;
+	r = verify_changes(f, rd, progress);
+	if (r <= 0)
+		return r;
+	r = finish_round(f, rd);
+	return r < 0 ? r : 1;
+}
+
+static int correct_rounds(struct dmt_fec *f)
+{
+	const struct dmt_fec_layout *l = &f->l;
+	struct round rd;
+	uint64_t *pending = NULL, npending = 0, n, k, keep;
+	bool progress;
+	int r = -ENOMEM;
+
+	memset(&rd, 0, sizeof(rd));
+	rd.buf = malloc((size_t)l->rsn * l->block_size);
+	rd.par = malloc((size_t)l->roots * l->block_size);
+	pending = malloc(f->st.bad_rounds * sizeof(*pending));
+	if (!rd.buf || !rd.par || !pending)
+		goto out;
+	for (n = 0; n < l->rounds; n++)
+		if (f->bad[n / 64] & (1ull << (n % 64)))
+			pending[npending++] = n;
+
+	/* Revisit unresolved rounds while anything new gets accepted: a
+	 * block may only verify once its hash block has been corrected. */
+	do {
+		progress = false;
+		for (k = 0, keep = 0; k < npending; k++) {
+			rd.n = pending[k];
+			r = do_round(f, &rd, &progress);
+			if (r < 0)
+				goto out;
+			if (!r)
+				pending[keep++] = rd.n;
+		}
+		npending = keep;
+	} while (progress && npending);
+
+	r = 0;
+	for (k = 0; k < npending && !r; k++) {
+		rd.n = pending[k];
+		r = give_up_round(f, &rd);
+	}
+out:
+	free(rd.buf);
+	free(rd.par);
+	free(pending);
+	return r;
+}
+
+int dmt_fec_verify_and_correct(const struct dmt_fec_params *p,
+			       const struct dmt_fec_ops *ops,
+			       unsigned int flags,
+			       struct dmt_fec_stats *stats)
+{
+	struct dmt_fec f;
+	uint64_t n;
+	int r;
+
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	if (!ops || !ops->check)
+		return -EINVAL;
+	r = fec_init(&f, p);
+	if (r < 0)
+		goto out;
+	f.ops = ops;
+	f.flags = flags;
+	f.scan = true;
+	r = -ENOMEM;
+	f.bad = calloc(div_up(f.l.rounds, 64), sizeof(*f.bad));
+	if (!f.bad)
+		goto out;
+	r = stream_pass(&f);
+	if (r < 0)
+		goto out;
+	for (n = 0; n < div_up(f.l.rounds, 64); n++)
+		f.st.bad_rounds += (uint64_t)__builtin_popcountll(f.bad[n]);
+	if (f.st.bad_rounds) {
+		r = correct_rounds(&f);
+		if (r < 0)
+			goto out;
+	}
+	r = f.st.unrepairable_blocks ? -EBADMSG : 0;
+out:
+	if (stats)
+		*stats = f.st;
+	fec_free(&f);
+	return r;
+}

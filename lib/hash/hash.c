@@ -1,0 +1,1164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hash engine: algorithm registry, backend ("engine") dispatch and the
+ * hasher objects.  SHA-2 goes through the multi-lane framing of
+ * lib/hash_mb.c on the fastest block functions of this CPU; every other
+ * digest goes through OpenSSL EVP with the algorithm fetched once and one
+ * context per hasher, reused for every message.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/evp.h>
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include <dmt/hash.h>
+#include "lib/hash/hash_backend.h"
+#include "lib/common/cpu.h"
+
+/* ---- registry ---- */
+
+enum alg_kind { AK_SHA256, AK_SHA512, AK_EVP, AK_CRC32C, AK_CRC32, AK_XXH64 };
+
+struct dmt_hash_alg {
+	const char *name;	/* kernel crypto API name */
+	const char *ossl;	/* OpenSSL fetch name, NULL if none */
+	enum alg_kind kind;
+	bool hmac;
+	unsigned int digest_size;
+	const void *iv;		/* SHA-2 only */
+};
+
+#define SHA2(n, o, k, ds, iv) \
+	{ n, o, k, false, ds, iv }, { "hmac(" n ")", o, k, true, ds, iv }
+#define EVPH(n, o, ds) \
+	{ n, o, AK_EVP, false, ds, NULL }, \
+	{ "hmac(" n ")", o, AK_EVP, true, ds, NULL }
+
+static const struct dmt_hash_alg algs[] = {
+	EVPH("sha1", "SHA1", 20),
+	SHA2("sha224", "SHA224", AK_SHA256, 28, dmt_sha224_iv),
+	SHA2("sha256", "SHA256", AK_SHA256, 32, dmt_sha256_iv),
+	SHA2("sha384", "SHA384", AK_SHA512, 48, dmt_sha384_iv),
+	SHA2("sha512", "SHA512", AK_SHA512, 64, dmt_sha512_iv),
+	{ "crc32c", NULL, AK_CRC32C, false, 4, NULL },
+	{ "crc32", NULL, AK_CRC32, false, 4, NULL },
+	{ "xxhash64", NULL, AK_XXH64, false, 8, NULL },
+	EVPH("sha3-224", "SHA3-224", 28),
+	EVPH("sha3-256", "SHA3-256", 32),
+	EVPH("sha3-384", "SHA3-384", 48),
+	EVPH("sha3-512", "SHA3-512", 64),
+	EVPH("sm3", "SM3", 32),
+	EVPH("md5", "MD5", 16),
+	EVPH("rmd160", "RIPEMD160", 20),
+	{ "blake2b-512", "BLAKE2B-512", AK_EVP, false, 64, NULL },
+};
+#define NALGS (sizeof(algs) / sizeof(algs[0]))
+
+/* Fetched once; NULL where this OpenSSL lacks the algorithm. */
+static EVP_MD *alg_md[NALGS];
+
+static size_t alg_index(const struct dmt_hash_alg *a)
+{
+	return (size_t)(a - algs);
+}
+
+static bool alg_usable(const struct dmt_hash_alg *a)
+{
+	return !a->ossl || a->kind != AK_EVP || alg_md[alg_index(a)];
+}
+
+/* ---- engines ---- */
+
+enum eng_kind { EK_MB, EK_OPENSSL, EK_CRC, EK_XXH };
+
+struct engine {
+	const char *name;
+	const char *algs;
+	const char *desc;
+	enum eng_kind kind;
+	const struct dmt_sha256_backend *s256;
+	const struct dmt_sha512_backend *s512;
+	dmt_crc32_fn crc32c;
+	dmt_crc32_fn crc32;
+	uint32_t needs;		/* CPU bits of the CRC functions */
+	dmt_hmac_batch_fn hmac_batch;
+};
+
+/* Not const: the platform hook fills the "cpacf" entry at init. */
+static struct engine engines[] = {
+	{ "portable", "sha256 sha224 sha512 sha384",
+	  "portable C, one message at a time", EK_MB,
+	  &dmt_sha256_portable, &dmt_sha512_portable, NULL, NULL, 0, NULL },
+#if defined(__x86_64__)
+	{ "shani", "sha256 sha224", "x86 SHA extensions, 1 message", EK_MB,
+	  &dmt_sha256_shani, NULL, NULL, NULL, 0, NULL },
+	{ "shani-2x", "sha256 sha224",
+	  "x86 SHA extensions, 2 messages interleaved", EK_MB,
+	  &dmt_sha256_shani_2x, NULL, NULL, NULL, 0, NULL },
+	{ "avx2", "sha256 sha224", "AVX2, 8 messages (one per lane)", EK_MB,
+	  &dmt_sha256_avx2, NULL, NULL, NULL, 0, NULL },
+	{ "avx512", "sha256 sha224 sha512 sha384",
+	  "AVX-512, 16 SHA-256 / 8 SHA-512 messages", EK_MB,
+	  &dmt_sha256_avx512, &dmt_sha512_avx512, NULL, NULL, 0, NULL },
+#endif
+#if defined(__aarch64__)
+	{ "ce", "sha256 sha224", "ARMv8 crypto extensions, 1 message", EK_MB,
+	  &dmt_sha256_ce, NULL, NULL, NULL, 0, NULL },
+	{ "ce-2x", "sha256 sha224",
+	  "ARMv8 crypto extensions, 2 messages interleaved", EK_MB,
+	  &dmt_sha256_ce_2x, NULL, NULL, NULL, 0, NULL },
+#endif
+#if defined(__s390x__)
+	{ "cpacf", "sha256 sha224 sha512 sha384",
+	  "s390 CPACF (KIMD/KLMD, KMAC)", EK_MB,
+	  NULL, NULL, NULL, NULL, 0, NULL },
+#endif
+	{ "openssl", "sha1 sha2 sha3 sm3 md5 rmd160 blake2b-512, hmac(...)",
+	  "OpenSSL EVP, 1 message at a time, context reused", EK_OPENSSL,
+	  NULL, NULL, NULL, NULL, 0, NULL },
+#if defined(__x86_64__)
+	{ "sse42", "crc32c", "SSE4.2 crc32 instruction, 3 streams", EK_CRC,
+	  NULL, NULL, dmt_crc32c_sse42, NULL,
+	  DMT_CPU_X86_SSE42 | DMT_CPU_X86_PCLMUL, NULL },
+#endif
+#if defined(__aarch64__)
+	{ "arm64-crc", "crc32c", "ARMv8 CRC32 instructions", EK_CRC,
+	  NULL, NULL, dmt_crc32c_arm64, NULL, DMT_CPU_ARM64_CRC32, NULL },
+#endif
+	{ "crc-table", "crc32c crc32", "table-driven CRC, slicing by 8",
+	  EK_CRC, NULL, NULL, dmt_crc32c_table, dmt_crc32_le_table, 0, NULL },
+	{ "libxxhash", "xxhash64", "libxxhash XXH64", EK_XXH,
+	  NULL, NULL, NULL, NULL, 0, NULL },
+};
+#define NENGINES (sizeof(engines) / sizeof(engines[0]))
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int forced_engine = -1;	/* index, accessed with __atomic */
+
+static void engine_init(void)
+{
+	size_t i;
+
+	for (i = 0; i < NALGS; i++) {
+		/* hmac(x) shares x's EVP_MD (x precedes it in the table). */
+		if (algs[i].hmac && i && algs[i - 1].ossl &&
+		    !strcmp(algs[i - 1].ossl, algs[i].ossl))
+			alg_md[i] = alg_md[i - 1];
+		else if (algs[i].ossl)
+			alg_md[i] = EVP_MD_fetch(NULL, algs[i].ossl, NULL);
+	}
+#if defined(__s390x__)
+	{
+		struct dmt_platform_hooks hooks = { 0 };
+
+		dmt_s390_probe(&hooks);
+		for (i = 0; i < NENGINES; i++) {
+			if (strcmp(engines[i].name, "cpacf"))
+				continue;
+			engines[i].s256 = hooks.sha256;
+			engines[i].s512 = hooks.sha512;
+			engines[i].hmac_batch = hooks.hmac_batch;
+		}
+	}
+#endif
+}
+
+static void init(void)
+{
+	pthread_once(&init_once, engine_init);
+}
+
+/* Does engine e implement alg a at all (whatever the CPU)? */
+static bool eng_implements(const struct engine *e, const struct dmt_hash_alg *a)
+{
+	switch (e->kind) {
+	case EK_MB:
+		return (a->kind == AK_SHA256 && e->s256 &&
+			e->s256->lanes <= DMT_MB_MAX_LANES) ||
+		       (a->kind == AK_SHA512 && e->s512 &&
+			e->s512->lanes <= DMT_MB_MAX_LANES);
+	case EK_OPENSSL:
+		return (a->kind == AK_SHA256 || a->kind == AK_SHA512 ||
+			a->kind == AK_EVP) && alg_md[alg_index(a)];
+	case EK_CRC:
+		return (a->kind == AK_CRC32C && e->crc32c) ||
+		       (a->kind == AK_CRC32 && e->crc32);
+	case EK_XXH:
+		return a->kind == AK_XXH64;
+	}
+	return false;
+}
+
+static uint32_t eng_needs(const struct engine *e, const struct dmt_hash_alg *a)
+{
+	if (e->kind == EK_CRC)
+		return e->needs;
+	if (e->kind != EK_MB)
+		return 0;
+	return a->kind == AK_SHA512 ? e->s512->cpu_needs : e->s256->cpu_needs;
+}
+
+static bool eng_runs(const struct engine *e, const struct dmt_hash_alg *a,
+		     uint32_t cpu)
+{
+	uint32_t needs;
+
+	if (!eng_implements(e, a))
+		return false;
+	needs = eng_needs(e, a);
+	return (cpu & needs) == needs;
+}
+
+static int eng_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NENGINES; i++)
+		if (!strcasecmp(engines[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static const struct engine *eng_named(const char *name)
+{
+	int i = eng_find(name);
+
+	return i < 0 ? NULL : &engines[i];
+}
+
+/* ---- default dispatch ---- */
+
+/*
+ * The SHA-2 plan: the usable backends, fastest per message first, and for
+ * each count r of messages left below the first one's lane count, which
+ * backend takes the next group.  A group costs lanes/speed whatever its
+ * fill, so the plan minimises the sum of those over the remainder (e.g. 9
+ * leftover messages are cheaper as one half-empty AVX-512 group than as
+ * 2-way SHA-NI pairs, and a lone message goes to whichever 1-lane code is
+ * fastest, OpenSSL's included).
+ */
+#define PLAN_MAX 8
+
+struct plan {
+	const struct engine *eng[PLAN_MAX];	/* NULL = OpenSSL fallback */
+	unsigned int speed[PLAN_MAX];
+	unsigned int n;
+};
+
+/* Single-core MB/s at 4 KiB messages; 0 = do not use. */
+struct speed {
+	const char *eng;
+	unsigned int s256, s512;
+};
+
+/* AMD Zen 5 (family 1Ah, full-width AVX-512): measured, bench_hash. */
+static const struct speed speed_zen5[] = {
+	{ "avx512", 4660, 4190 }, { "shani-2x", 2470, 0 },
+	{ "shani", 1620, 0 }, { "avx2", 1360, 0 },
+	{ "openssl", 1960, 1130 }, { NULL, 0, 0 },
+};
+
+/*
+ * Intel with AVX-512 (Emerald Rapids, docs/performance.md); SHA-512 AVX-512
+ * not measured there, only known to beat OpenSSL's 540 MB/s AVX2 code.
+ */
+static const struct speed speed_intel512[] = {
+	{ "avx512", 2750, 1500 }, { "shani-2x", 1740, 0 },
+	{ "shani", 1330, 0 }, { "avx2", 1000, 0 },
+	{ "openssl", 1250, 540 }, { NULL, 0, 0 },
+};
+
+/*
+ * Everything else, by relative figures: AMD before Zen 5 runs AVX-512 at
+ * half width (behind 2-way SHA-NI, which gains 1.6-2x there); OpenSSL
+ * has SHA-NI/CE/CPACF code when we do, else its AVX2/NEON/scalar code.
+ */
+static const struct speed speed_other[] = {
+	{ "shani-2x", 2400, 0 }, { "avx512", 2300, 1200 },
+	{ "shani", 1330, 0 }, { "ce-2x", 1800, 0 }, { "ce", 1000, 0 },
+	{ "cpacf", 1300, 1300 }, { "avx2", 1000, 0 },
+	{ NULL, 0, 0 },
+};
+
+static unsigned int eng_speed(const struct engine *e,
+			      const struct dmt_hash_alg *a, uint32_t cpu)
+{
+	const struct speed *t = speed_other;
+	const char *name = e ? e->name : "openssl";
+	bool wide = a->kind == AK_SHA512;
+
+	if ((cpu & DMT_CPU_X86_AVX512) && (cpu & DMT_CPU_X86_INTEL))
+		t = speed_intel512;
+	else if ((cpu & DMT_CPU_X86_AVX512) && (cpu & DMT_CPU_X86_AMD) &&
+		 dmt_cpu_x86_family() >= 0x1a)
+		t = speed_zen5;
+	for (; t->eng; t++)
+		if (!strcmp(t->eng, name))
+			return wide ? t->s512 : t->s256;
+	if (!strcmp(name, "portable"))
+		return wide ? 330 : 220;
+	if (!strcmp(name, "openssl"))
+		return wide ? 540 :
+		       cpu & (DMT_CPU_X86_SHANI | DMT_CPU_ARM64_SHA2 |
+			      DMT_CPU_S390_MSA) ? 1250 : 350;
+	return 0;
+}
+
+static void default_plan(const struct dmt_hash_alg *a, uint32_t cpu,
+			 struct plan *p)
+{
+	unsigned int i, j, sp;
+
+	p->n = 0;
+	for (i = 0; i <= NENGINES && p->n < PLAN_MAX; i++) {
+		const struct engine *e = i < NENGINES ? &engines[i] : NULL;
+
+		if (e && (e->kind != EK_MB || !eng_runs(e, a, cpu)))
+			continue;
+		if (!e && !alg_md[alg_index(a)])
+			continue;
+		sp = eng_speed(e, a, cpu);
+		if (!sp)
+			continue;
+		/* insertion sort, fastest first */
+		for (j = p->n; j > 0 && p->speed[j - 1] < sp; j--) {
+			p->eng[j] = p->eng[j - 1];
+			p->speed[j] = p->speed[j - 1];
+		}
+		p->eng[j] = e;
+		p->speed[j] = sp;
+		p->n++;
+	}
+}
+
+/* ---- hashers ---- */
+
+enum path { PATH_MB, PATH_EVP, PATH_CRC, PATH_XXH };
+
+struct dmt_hasher {
+	size_t alloc_size;
+	const struct dmt_hash_alg *alg;
+	const char *engine_name;
+	enum path path;
+	size_t ds, hs, ms, prefix_size, suffix_size, key_size;
+	size_t off_prefix, off_suffix, off_key, off_pads, off_in, off_out;
+	uint8_t *prefix, *suffix, *key, *pads, *in_stage, *out_stage;
+
+	/* SHA-2 multi-lane path */
+	struct dmt_mb_fn fn[PLAN_MAX];
+	unsigned int nfn, width;
+	uint8_t pick[DMT_MB_MAX_LANES + 1];
+	struct dmt_mb_pass inner, outer;
+	dmt_hmac_batch_fn hmac_batch;
+
+	/* OpenSSL path (also the MB plan's fallback) */
+	const EVP_MD *md;
+	EVP_MD_CTX *ctx;	/* work context */
+	EVP_MD_CTX *tin;	/* after [ipad ||] prefix */
+	EVP_MD_CTX *tout;	/* after opad (HMAC) */
+	bool need_ctx;
+	size_t evp_bs;		/* HMAC block size; pads = ipad || opad */
+
+	/* CRC and XXH64 paths */
+	dmt_crc32_fn crc;
+	uint32_t crc0;
+	bool crc_invert;
+	XXH64_state_t xxh0;
+
+	uint8_t data[] __attribute__((aligned(64)));
+};
+
+int dmt_hash_alg_lookup(const char *name, const struct dmt_hash_alg **alg)
+{
+	char buf[64];
+	size_t i, len;
+
+	init();
+	if (!name)
+		return -ENOENT;
+	len = strlen(name);
+	/* cryptsetup spells hmac(x) as hmac-x */
+	if (!strncasecmp(name, "hmac-", 5) && len + 2 < sizeof(buf)) {
+		snprintf(buf, sizeof(buf), "hmac(%s)", name + 5);
+		name = buf;
+	}
+	for (i = 0; i < NALGS; i++) {
+		if (strcasecmp(algs[i].name, name) || !alg_usable(&algs[i]))
+			continue;
+		*alg = &algs[i];
+		return 0;
+	}
+	return -ENOENT;
+}
+
+const char *dmt_hash_alg_name(const struct dmt_hash_alg *alg)
+{
+	return alg->name;
+}
+
+size_t dmt_hash_alg_digest_size(const struct dmt_hash_alg *alg)
+{
+	return alg->digest_size;
+}
+
+bool dmt_hash_alg_needs_key(const struct dmt_hash_alg *alg)
+{
+	return alg->hmac;
+}
+
+bool dmt_hash_alg_takes_key(const struct dmt_hash_alg *alg)
+{
+	return alg->hmac || alg->kind == AK_CRC32C || alg->kind == AK_CRC32 ||
+	       alg->kind == AK_XXH64;
+}
+
+size_t dmt_hash_alg_list(char *buf, size_t size)
+{
+	size_t i, len = 0;
+
+	init();
+	if (size)
+		buf[0] = '\0';
+	for (i = 0; i < NALGS; i++) {
+		size_t n;
+
+		if (!alg_usable(&algs[i]))
+			continue;
+		n = strlen(algs[i].name) + (len ? 2 : 0);
+		if (size && len + n < size) {
+			strcat(buf, len ? ", " : "");
+			strcat(buf, algs[i].name);
+		}
+		len += n;
+	}
+	return len;
+}
+
+/* Key size the kernel's setkey accepts for seeded checksums. */
+static int check_key(const struct dmt_hash_alg *a, const void *key,
+		     size_t key_size)
+{
+	if (key_size && !key)
+		return -EINVAL;
+	if (a->hmac)
+		return key ? 0 : -EINVAL;
+	if (!key_size)
+		return 0;
+	if (a->kind == AK_CRC32C || a->kind == AK_CRC32)
+		return key_size == 4 ? 0 : -EINVAL;
+	if (a->kind == AK_XXH64)
+		return key_size == 8 ? 0 : -EINVAL;
+	return -EINVAL;
+}
+
+/* Which engine hashes alg: the caller's choice, the forced one, or NULL. */
+static int choose_engine(const struct dmt_hash_alg *a, const char *name,
+			 uint32_t cpu, const struct engine **out)
+{
+	int fi;
+
+	*out = NULL;
+	if (name && strcasecmp(name, "auto")) {
+		const struct engine *e = eng_named(name);
+
+		if (!e)
+			return -ENOENT;
+		if (!eng_runs(e, a, cpu))
+			return -ENOTSUP;
+		*out = e;
+		return 0;
+	}
+	fi = __atomic_load_n(&forced_engine, __ATOMIC_ACQUIRE);
+	if (!name && fi >= 0 && eng_runs(&engines[fi], a, cpu))
+		*out = &engines[fi];
+	return 0;
+}
+
+static void fix_pointers(struct dmt_hasher *h)
+{
+	h->prefix = h->data + h->off_prefix;
+	h->suffix = h->data + h->off_suffix;
+	h->key = h->data + h->off_key;
+	h->pads = h->data + h->off_pads;
+	h->in_stage = h->data + h->off_in;
+	h->out_stage = h->data + h->off_out;
+}
+
+static size_t align64(size_t v)
+{
+	return (v + 63) & ~(size_t)63;
+}
+
+static void set_fn(struct dmt_mb_fn *fn, const struct engine *e,
+		   const struct dmt_hash_alg *a)
+{
+	memset(fn, 0, sizeof(*fn));
+	if (!e) {
+		fn->name = "openssl";
+		fn->lanes = 1;
+	} else if (a->kind == AK_SHA512) {
+		fn->name = e->name;
+		fn->lanes = e->s512->lanes;
+		fn->f512 = e->s512->blocks;
+	} else {
+		fn->name = e->name;
+		fn->lanes = e->s256->lanes;
+		fn->f256 = e->s256->blocks;
+	}
+}
+
+/* Remainder plan, see struct plan. */
+static void make_picks(struct dmt_hasher *h, const struct plan *p)
+{
+	double best[DMT_MB_MAX_LANES + 1], cost[PLAN_MAX];
+	unsigned int r, i;
+
+	for (i = 0; i < h->nfn; i++)
+		cost[i] = (double)h->fn[i].lanes /
+			  (p->speed[i] ? p->speed[i] : 1);
+	best[0] = 0;
+	h->pick[0] = 0;
+	for (r = 1; r < h->fn[0].lanes; r++) {
+		best[r] = -1;
+		for (i = 0; i < h->nfn; i++) {
+			unsigned int m = r < h->fn[i].lanes ? r :
+					 h->fn[i].lanes;
+			double c = cost[i] + best[r - m];
+
+			if (best[r] < 0 || c < best[r]) {
+				best[r] = c;
+				h->pick[r] = (uint8_t)i;
+			}
+		}
+	}
+}
+
+/* Key material for HMAC: the key, hashed first when longer than a block. */
+static int hmac_pads(struct dmt_hasher *h, const EVP_MD *md, size_t bs,
+		     const uint8_t *key, size_t key_size)
+{
+	uint8_t kh[EVP_MAX_MD_SIZE];
+	unsigned int khlen;
+	size_t i;
+
+	if (key_size > bs) {
+		if (!EVP_Digest(key, key_size, kh, &khlen, md, NULL))
+			return -ENOMEM;
+		key = kh;
+		key_size = khlen;
+	}
+	memset(h->pads, 0, 2 * bs);
+	memcpy(h->pads, key, key_size);
+	memcpy(h->pads + bs, key, key_size);
+	for (i = 0; i < bs; i++) {
+		h->pads[i] ^= 0x36;
+		h->pads[bs + i] ^= 0x5c;
+	}
+	return 0;
+}
+
+static int prepare_mb(struct dmt_hasher *h)
+{
+	const struct dmt_hash_alg *a = h->alg;
+	bool wide = a->kind == AK_SHA512;
+	size_t bs = wide ? 128 : 64, ptot = h->prefix_size;
+	uint8_t *pbuf = h->prefix;
+	int rc = 0;
+
+	if (a->hmac) {
+		/* inner prefix = ipad block || prefix */
+		ptot += bs;
+		pbuf = malloc(ptot);
+		if (!pbuf)
+			return -ENOMEM;
+		memcpy(pbuf, h->pads, bs);
+		memcpy(pbuf + bs, h->prefix, h->prefix_size);
+	}
+	dmt_mb_pass_prepare(&h->inner, a->iv, pbuf, ptot, h->suffix,
+			    h->suffix_size, h->in_stage, h->width);
+	if (a->hmac) {
+		dmt_mb_pass_prepare(&h->outer, a->iv, h->pads + bs, bs, NULL,
+				    0, h->out_stage, h->width);
+		free(pbuf);
+	}
+	return rc;
+}
+
+/*
+ * OpenSSL path: contexts holding the state after [ipad ||] prefix and after
+ * opad, copied into the work context per message (OpenSSL 3.0 has no way
+ * to reuse a context without re-creating its provider state, so this is
+ * the cheapest: the prefix and pad blocks are never re-hashed).
+ */
+static int evp_templates(struct dmt_hasher *h)
+{
+	h->ctx = EVP_MD_CTX_new();
+	h->tin = EVP_MD_CTX_new();
+	if (!h->ctx || !h->tin ||
+	    !EVP_DigestInit_ex2(h->tin, h->md, NULL) ||
+	    (h->alg->hmac && !EVP_DigestUpdate(h->tin, h->pads, h->evp_bs)) ||
+	    !EVP_DigestUpdate(h->tin, h->prefix, h->prefix_size))
+		return -ENOMEM;
+	if (!h->alg->hmac)
+		return 0;
+	h->tout = EVP_MD_CTX_new();
+	if (!h->tout || !EVP_DigestInit_ex2(h->tout, h->md, NULL) ||
+	    !EVP_DigestUpdate(h->tout, h->pads + h->evp_bs, h->evp_bs))
+		return -ENOMEM;
+	return 0;
+}
+
+static int hasher_setup(struct dmt_hasher *h, const struct dmt_hasher_params *p,
+			const struct engine *e)
+{
+	const struct dmt_hash_alg *a = h->alg;
+	uint64_t seed = 0;
+	size_t i;
+	int rc;
+
+	if (p->prefix_size)
+		memcpy(h->prefix, p->prefix, p->prefix_size);
+	if (p->suffix_size)
+		memcpy(h->suffix, p->suffix, p->suffix_size);
+	if (p->key_size)
+		memcpy(h->key, p->key, p->key_size);
+	if (a->hmac) {
+		rc = hmac_pads(h, h->md, h->evp_bs, h->key, h->key_size);
+		if (rc)
+			return rc;
+	}
+	if (h->need_ctx) {
+		rc = evp_templates(h);
+		if (rc)
+			return rc;
+	}
+	switch (h->path) {
+	case PATH_MB:
+		return prepare_mb(h);
+	case PATH_EVP:
+		return 0;
+	case PATH_CRC:
+		h->crc = a->kind == AK_CRC32 ? e->crc32 : e->crc32c;
+		/* kernel: crc32c init ~0 and final xor; crc32 neither */
+		h->crc_invert = a->kind == AK_CRC32C;
+		h->crc0 = h->crc_invert ? 0xffffffffu : 0;
+		if (h->key_size == 4)
+			h->crc0 = (uint32_t)h->key[0] |
+				  (uint32_t)h->key[1] << 8 |
+				  (uint32_t)h->key[2] << 16 |
+				  (uint32_t)h->key[3] << 24;
+		h->crc0 = h->crc(h->crc0, h->prefix, h->prefix_size);
+		return 0;
+	case PATH_XXH:
+		for (i = h->key_size; i-- > 0;)
+			seed = seed << 8 | h->key[i];
+		if (XXH64_reset(&h->xxh0, seed) == XXH_ERROR ||
+		    XXH64_update(&h->xxh0, h->prefix, h->prefix_size) ==
+		    XXH_ERROR)
+			return -EINVAL;
+		return 0;
+	}
+	return 0;
+}
+
+int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out)
+{
+	const struct dmt_hash_alg *a;
+	const struct engine *e;
+	struct dmt_hasher tmp, *h = NULL;
+	struct plan pl = { { NULL }, { 0 }, 0 };
+	uint32_t cpu = dmt_cpu_features();
+	size_t in_sz = 0, out_sz = 0, pads = 0, off;
+	unsigned int i;
+	int rc;
+
+	*out = NULL;
+	rc = dmt_hash_alg_lookup(p->alg, &a);
+	if (rc)
+		goto out;
+	rc = -EINVAL;
+	if (p->header_size > 64 || (p->prefix_size && !p->prefix) ||
+	    (p->suffix_size && !p->suffix) ||
+	    p->prefix_size > (1u << 30) || p->suffix_size > (1u << 30) ||
+	    p->key_size > (1u << 30) || p->msg_size > ((size_t)1 << 60))
+		goto out;
+	rc = check_key(a, p->key, p->key_size);
+	if (rc)
+		goto out;
+	rc = choose_engine(a, p->engine, cpu, &e);
+	if (rc)
+		goto out;
+
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.alg = a;
+	tmp.ds = a->digest_size;
+	tmp.hs = p->header_size;
+	tmp.ms = p->msg_size;
+	tmp.prefix_size = p->prefix_size;
+	tmp.suffix_size = p->suffix_size;
+	tmp.key_size = p->key_size;
+	tmp.width = 1;
+	tmp.md = alg_md[alg_index(a)];
+
+	if (a->kind == AK_SHA256 || a->kind == AK_SHA512) {
+		if (e && e->kind == EK_MB) {
+			pl.eng[0] = e;
+			pl.n = 1;
+		} else if (!e) {
+			default_plan(a, cpu, &pl);
+		}
+		/* a plan of just the OpenSSL fallback is the EVP path */
+		tmp.path = pl.n && pl.eng[0] ? PATH_MB : PATH_EVP;
+	} else if (a->kind == AK_EVP) {
+		tmp.path = PATH_EVP;
+	} else if (a->kind == AK_XXH64) {
+		tmp.path = PATH_XXH;
+		e = eng_named("libxxhash");
+	} else {
+		tmp.path = PATH_CRC;
+		if (!e)
+			e = eng_named(a->kind == AK_CRC32C &&
+				      (cpu & DMT_CPU_X86_SSE42) &&
+				      (cpu & DMT_CPU_X86_PCLMUL) ? "sse42" :
+				      a->kind == AK_CRC32C &&
+				      (cpu & DMT_CPU_ARM64_CRC32) ?
+				      "arm64-crc" : "crc-table");
+	}
+
+	if (tmp.path == PATH_MB) {
+		bool wide = a->kind == AK_SHA512;
+
+		tmp.nfn = pl.n;
+		for (i = 0; i < pl.n; i++) {
+			set_fn(&tmp.fn[i], pl.eng[i], a);
+			if (tmp.fn[i].lanes > tmp.width)
+				tmp.width = tmp.fn[i].lanes;
+		}
+		make_picks(&tmp, &pl);
+		tmp.engine_name = tmp.fn[0].name;
+		tmp.hmac_batch = a->hmac ? pl.eng[0]->hmac_batch : NULL;
+		in_sz = tmp.width *
+			dmt_mb_pass_plan(&tmp.inner, wide,
+					 p->prefix_size + (a->hmac ?
+					 (wide ? 128 : 64) : 0),
+					 p->header_size, p->msg_size,
+					 p->suffix_size);
+		if (a->hmac) {
+			tmp.evp_bs = wide ? 128 : 64;
+			out_sz = tmp.width *
+				 dmt_mb_pass_plan(&tmp.outer, wide,
+						  wide ? 128 : 64, 0,
+						  a->digest_size, 0);
+			pads = 2 * (wide ? 128 : 64);
+		}
+	} else if (tmp.path == PATH_EVP) {
+		if (!tmp.md) {
+			rc = -ENOTSUP;
+			goto out;
+		}
+		tmp.engine_name = "openssl";
+		if (a->hmac) {
+			tmp.evp_bs = (size_t)EVP_MD_get_block_size(tmp.md);
+			pads = 2 * tmp.evp_bs;
+		}
+	} else {
+		tmp.engine_name = e->name;
+	}
+	/* MB plans with an OpenSSL fallback also need the EVP context. */
+	tmp.need_ctx = tmp.path == PATH_EVP;
+	for (i = 0; tmp.path == PATH_MB && i < tmp.nfn; i++) {
+		if (tmp.fn[i].f256 || tmp.fn[i].f512)
+			continue;
+		tmp.need_ctx = true;
+	}
+
+	off = 0;
+	tmp.off_prefix = off;
+	off += align64(p->prefix_size);
+	tmp.off_suffix = off;
+	off += align64(p->suffix_size);
+	tmp.off_key = off;
+	off += align64(p->key_size);
+	tmp.off_pads = off;
+	off += align64(pads);
+	tmp.off_in = off;
+	off += align64(in_sz);
+	tmp.off_out = off;
+	off += align64(out_sz);
+	tmp.alloc_size = sizeof(*h) + off;
+
+	rc = -ENOMEM;
+	h = aligned_alloc(64, align64(tmp.alloc_size));
+	if (!h)
+		goto out;
+	memcpy(h, &tmp, sizeof(tmp));
+	fix_pointers(h);
+	rc = hasher_setup(h, p, e);
+	if (rc)
+		goto out;
+	*out = h;
+	h = NULL;
+out:
+	dmt_hasher_free(h);
+	return rc;
+}
+
+int dmt_hasher_clone(const struct dmt_hasher *h, struct dmt_hasher **out)
+{
+	struct dmt_hasher *c;
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	c = aligned_alloc(64, align64(h->alloc_size));
+	if (!c)
+		goto out;
+	memcpy(c, h, h->alloc_size);
+	fix_pointers(c);
+	c->ctx = c->tin = c->tout = NULL;
+	if (h->need_ctx) {
+		c->ctx = EVP_MD_CTX_new();
+		c->tin = EVP_MD_CTX_new();
+		c->tout = h->tout ? EVP_MD_CTX_new() : NULL;
+		if (!c->ctx || !c->tin || (h->tout && !c->tout) ||
+		    !EVP_MD_CTX_copy_ex(c->tin, h->tin) ||
+		    (h->tout && !EVP_MD_CTX_copy_ex(c->tout, h->tout)))
+			goto out;
+	}
+	*out = c;
+	c = NULL;
+	rc = 0;
+out:
+	dmt_hasher_free(c);
+	return rc;
+}
+
+void dmt_hasher_free(struct dmt_hasher *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	EVP_MD_CTX_free(h->tin);
+	EVP_MD_CTX_free(h->tout);
+	/* keys and pads live in the block: do not leave them in the heap */
+	OPENSSL_cleanse(h, h->alloc_size);
+	free(h);
+}
+
+size_t dmt_hasher_digest_size(const struct dmt_hasher *h)
+{
+	return h->ds;
+}
+
+unsigned int dmt_hasher_batch_width(const struct dmt_hasher *h)
+{
+	return h->path == PATH_MB ? h->fn[0].lanes : 1;
+}
+
+const char *dmt_hasher_engine(const struct dmt_hasher *h)
+{
+	return h->engine_name;
+}
+
+/* One message through OpenSSL, from the prepared contexts. */
+static int evp_one(struct dmt_hasher *h, const uint8_t *msg,
+		   const uint8_t *hdr, uint8_t *out)
+{
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned int len;
+	EVP_MD_CTX *c = h->ctx;
+
+	if (!EVP_MD_CTX_copy_ex(c, h->tin) ||
+	    !EVP_DigestUpdate(c, hdr, h->hs) ||
+	    !EVP_DigestUpdate(c, msg, h->ms) ||
+	    !EVP_DigestUpdate(c, h->suffix, h->suffix_size) ||
+	    !EVP_DigestFinal_ex(c, md, &len))
+		return -EIO;
+	if (h->tout &&
+	    (!EVP_MD_CTX_copy_ex(c, h->tout) ||
+	     !EVP_DigestUpdate(c, md, len) ||
+	     !EVP_DigestFinal_ex(c, md, &len)))
+		return -EIO;
+	memcpy(out, md, h->ds);
+	return 0;
+}
+
+static void crc_one(const struct dmt_hasher *h, const uint8_t *msg,
+		    const uint8_t *hdr, uint8_t *out)
+{
+	uint32_t c = h->crc0;
+
+	c = h->crc(c, hdr, h->hs);
+	c = h->crc(c, msg, h->ms);
+	c = h->crc(c, h->suffix, h->suffix_size);
+	if (h->crc_invert)
+		c = ~c;
+	out[0] = (uint8_t)c;
+	out[1] = (uint8_t)(c >> 8);
+	out[2] = (uint8_t)(c >> 16);
+	out[3] = (uint8_t)(c >> 24);
+}
+
+static void xxh_one(const struct dmt_hasher *h, const uint8_t *msg,
+		    const uint8_t *hdr, uint8_t *out)
+{
+	XXH64_state_t s = h->xxh0;
+	uint64_t v;
+	int i;
+
+	XXH64_update(&s, hdr, h->hs);
+	XXH64_update(&s, msg, h->ms);
+	XXH64_update(&s, h->suffix, h->suffix_size);
+	v = XXH64_digest(&s);
+	for (i = 0; i < 8; i++)
+		out[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int digest_mb(struct dmt_hasher *h, size_t n,
+		     const uint8_t *const *msgs, const uint8_t *base,
+		     size_t stride, const uint8_t *headers, uint8_t *out)
+{
+	const uint8_t *ptr[DMT_MB_MAX_LANES];
+	size_t i = 0, j, m;
+	int rc;
+
+	while (i < n) {
+		size_t r = n - i;
+		const struct dmt_mb_fn *fn =
+			&h->fn[r >= h->fn[0].lanes ? 0 : h->pick[r]];
+		const uint8_t *hd = headers ? headers + i * h->hs : NULL;
+
+		m = r < fn->lanes ? r : fn->lanes;
+		for (j = 0; j < m; j++)
+			ptr[j] = msgs ? msgs[i + j] : base + (i + j) * stride;
+		if (fn->f256 || fn->f512) {
+			dmt_mb_run(fn, &h->inner, h->in_stage,
+				   h->alg->hmac ? &h->outer : NULL,
+				   h->out_stage, m, ptr, hd, h->ds,
+				   out + i * h->ds);
+		} else {
+			for (j = 0; j < m; j++) {
+				rc = evp_one(h, ptr[j],
+					     hd ? hd + j * h->hs : NULL,
+					     out + (i + j) * h->ds);
+				if (rc)
+					return rc;
+			}
+		}
+		i += m;
+	}
+	return 0;
+}
+
+/* Platform HMAC (CPACF KMAC), 64 messages per call for strided input. */
+static int digest_hmac_hook(struct dmt_hasher *h, size_t n,
+			    const uint8_t *const *msgs, const uint8_t *base,
+			    size_t stride, const uint8_t *headers,
+			    uint8_t *out)
+{
+	const uint8_t *ptr[64];
+	struct dmt_hmac_job job = {
+		.hash = h->alg->name + 5,	/* "hmac(" */
+		.key = h->key, .key_size = h->key_size,
+		.prefix = h->prefix, .prefix_size = h->prefix_size,
+		.suffix = h->suffix, .suffix_size = h->suffix_size,
+		.header_size = h->hs, .msg_size = h->ms,
+		.digest_size = h->ds,
+	};
+	char hash[16];
+	size_t i, j, m;
+	int rc = 0;
+
+	/* "hmac(sha256)" -> "sha256" */
+	snprintf(hash, sizeof(hash), "%.*s", (int)strlen(job.hash) - 1,
+		 job.hash);
+	job.hash = hash;
+	if (msgs)
+		return h->hmac_batch(&job, n, msgs, headers, out);
+	for (i = 0; i < n && !rc; i += m) {
+		m = n - i < 64 ? n - i : 64;
+		for (j = 0; j < m; j++)
+			ptr[j] = base + (i + j) * stride;
+		rc = h->hmac_batch(&job, m, ptr,
+				   headers ? headers + i * h->hs : NULL,
+				   out + i * h->ds);
+	}
+	return rc;
+}
+
+static int digest_any(struct dmt_hasher *h, size_t n,
+		      const uint8_t *const *msgs, const uint8_t *base,
+		      size_t stride, const uint8_t *headers, uint8_t *out)
+{
+	size_t i;
+	int rc;
+
+	if (h->hs && !headers && n)
+		return -EINVAL;
+	switch (h->path) {
+	case PATH_MB:
+		if (h->hmac_batch) {
+			rc = digest_hmac_hook(h, n, msgs, base, stride,
+					      headers, out);
+			if (rc != -ENOTSUP)
+				return rc;
+			h->hmac_batch = NULL;
+		}
+		return digest_mb(h, n, msgs, base, stride, headers, out);
+	case PATH_EVP:
+		for (i = 0; i < n; i++) {
+			rc = evp_one(h, msgs ? msgs[i] : base + i * stride,
+				     headers ? headers + i * h->hs : NULL,
+				     out + i * h->ds);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	case PATH_CRC:
+		for (i = 0; i < n; i++)
+			crc_one(h, msgs ? msgs[i] : base + i * stride,
+				headers ? headers + i * h->hs : NULL,
+				out + i * h->ds);
+		return 0;
+	case PATH_XXH:
+		for (i = 0; i < n; i++)
+			xxh_one(h, msgs ? msgs[i] : base + i * stride,
+				headers ? headers + i * h->hs : NULL,
+				out + i * h->ds);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int dmt_hasher_digest(struct dmt_hasher *h, size_t n,
+		      const uint8_t *const *msgs, const uint8_t *headers,
+		      uint8_t *out)
+{
+	return digest_any(h, n, msgs, NULL, 0, headers, out);
+}
+
+int dmt_hasher_digest_strided(struct dmt_hasher *h, size_t n,
+			      const uint8_t *base, size_t stride,
+			      const uint8_t *headers, uint8_t *out)
+{
+	return digest_any(h, n, NULL, base, stride, headers, out);
+}
+
+int dmt_hash_oneshot(const char *alg, const void *key, size_t key_size,
+		     const void *msg, size_t len, uint8_t *out,
+		     size_t *digest_size)
+{
+	struct dmt_hasher_params p = {
+		.alg = alg, .key = key, .key_size = key_size, .msg_size = len,
+	};
+	struct dmt_hasher *h;
+	const uint8_t *m = msg ? msg : (const uint8_t *)"";
+	int rc;
+
+	rc = dmt_hasher_new(&p, &h);
+	if (rc)
+		return rc;
+	rc = dmt_hasher_digest(h, 1, &m, NULL, out);
+	if (!rc && digest_size)
+		*digest_size = h->ds;
+	dmt_hasher_free(h);
+	return rc;
+}
+
+/* ---- engine list / force ---- */
+
+static bool eng_available(const struct engine *e, uint32_t cpu)
+{
+	size_t i;
+
+	for (i = 0; i < NALGS; i++)
+		if (alg_usable(&algs[i]) && eng_runs(e, &algs[i], cpu))
+			return true;
+	return false;
+}
+
+static bool eng_is_default(const struct engine *e, uint32_t cpu)
+{
+	struct plan pl;
+	size_t i;
+
+	for (i = 0; i < NALGS; i++) {
+		const struct dmt_hash_alg *a = &algs[i];
+
+		if (!alg_usable(a) || !eng_implements(e, a))
+			continue;
+		switch (a->kind) {
+		case AK_SHA256:
+		case AK_SHA512:
+			default_plan(a, cpu, &pl);
+			if (pl.n && pl.eng[0] == e)
+				return true;
+			if (e->kind == EK_OPENSSL && pl.n && !pl.eng[0])
+				return true;
+			break;
+		case AK_EVP:
+		case AK_XXH64:
+			return true;
+		case AK_CRC32:
+			if (!strcmp(e->name, "crc-table"))
+				return true;
+			break;
+		case AK_CRC32C:
+			if (!strcmp(e->name, (cpu & DMT_CPU_X86_SSE42) &&
+				    (cpu & DMT_CPU_X86_PCLMUL) ? "sse42" :
+				    (cpu & DMT_CPU_ARM64_CRC32) ?
+				    "arm64-crc" : "crc-table"))
+				return true;
+			break;
+		}
+	}
+	return false;
+}
+
+size_t dmt_engine_list(struct dmt_engine_info *out, size_t max)
+{
+	uint32_t cpu = dmt_cpu_features();
+	size_t i, k = 0;
+
+	init();
+	for (i = 0; i < NENGINES; i++) {
+		const struct engine *e = &engines[i];
+		struct dmt_engine_info *o;
+
+		if (k < max) {
+			o = &out[k];
+			o->name = e->name;
+			o->algs = e->algs;
+			o->desc = e->desc;
+			o->lanes = e->s256 ? e->s256->lanes :
+				   e->s512 ? e->s512->lanes : 1;
+			o->available = eng_available(e, cpu);
+			o->is_default = o->available &&
+					eng_is_default(e, cpu);
+		}
+		k++;
+	}
+	return k;
+}
+
+int dmt_engine_force(const char *name)
+{
+	int i;
+
+	init();
+	if (!name || !strcasecmp(name, "auto")) {
+		__atomic_store_n(&forced_engine, -1, __ATOMIC_RELEASE);
+		return 0;
+	}
+	i = eng_find(name);
+	if (i < 0)
+		return -ENOENT;
+	if (!eng_available(&engines[i], dmt_cpu_features()))
+		return -ENOTSUP;
+	__atomic_store_n(&forced_engine, i, __ATOMIC_RELEASE);
+	return 0;
+}

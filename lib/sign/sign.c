@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/*
+ * PKCS#7 root hash signatures with OpenSSL, with the flag set fsverity-
+ * utils and systemd-repart use (DETACHED, NOCERTS, NOATTR, BINARY; PARTIAL
+ * so the digest can be chosen per signer).  Keys and certificates come
+ * through OSSL_STORE so provider URIs work like file names.
+ */
+#include <dmt/sign.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs7.h>
+#include <openssl/store.h>
+#include <openssl/ui.h>
+#include <openssl/x509.h>
+
+#define SIGN_FLAGS (PKCS7_DETACHED | PKCS7_NOCERTS | PKCS7_NOATTR | \
+		    PKCS7_BINARY)
+#define ROOT_HEX_MAX 128	/* sha512 */
+
+/* The signed string: lower-case hex, nothing else. */
+static int root_lower(const char *in, char out[ROOT_HEX_MAX + 1])
+{
+	size_t i, len = in ? strlen(in) : 0;
+
+	if (!len || len % 2 || len > ROOT_HEX_MAX)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (!isxdigit((unsigned char)in[i]))
+			return -EINVAL;
+		out[i] = (char)tolower((unsigned char)in[i]);
+	}
+	out[len] = 0;
+	return 0;
+}
+
+/* "scheme:" as in RFC 3986, so "pkcs11:..." is a URI, "./a:b" is not. */
+static bool uri_scheme(const char *s, bool *is_file)
+{
+	const char *p = s;
+
+	*is_file = false;
+	if (!isalpha((unsigned char)*p))
+		return false;
+	while (isalnum((unsigned char)*p) || *p == '+' || *p == '-' ||
+	       *p == '.')
+		p++;
+	if (*p != ':')
+		return false;
+	*is_file = p - s == 4 && !strncasecmp(s, "file", 4);
+	return true;
+}
+
+/* Never prompts: hands over the given passphrase or fails. */
+static int pass_cb(char *buf, int size, int rwflag, void *u)
+{
+	const char *pass = u;
+	size_t len;
+
+	(void)rwflag;
+	if (!pass)
+		return -1;
+	len = strlen(pass);
+	if (len > (size_t)size)
+		return -1;
+	memcpy(buf, pass, len);
+	return (int)len;
+}
+
+/* First object of `type` (OSSL_STORE_INFO_PKEY or _CERT) at uri. */
+static int load_object(const char *uri, const char *pass, int type,
+		       void **out)
+{
+	OSSL_STORE_CTX *ctx = NULL;
+	OSSL_STORE_INFO *info;
+	UI_METHOD *ui = NULL;
+	bool scheme, is_file;
+	int r;
+
+	*out = NULL;
+	if (!uri || !*uri)
+		return -EINVAL;
+	scheme = uri_scheme(uri, &is_file);
+	if (!scheme && access(uri, R_OK) < 0)
+		return -errno;
+	r = -ENOMEM;
+	ui = UI_UTIL_wrap_read_pem_callback(pass_cb, 0);
+	if (!ui)
+		goto out;
+	ctx = OSSL_STORE_open(uri, ui, (void *)pass, NULL, NULL);
+	if (!ctx) {
+		r = !scheme ? -ENOKEY : is_file ? -ENOENT : -ENOTSUP;
+		goto out;
+	}
+	/* a hint only: not every loader can filter */
+	OSSL_STORE_expect(ctx, type);
+	r = -ENOKEY;
+	while (!*out && !OSSL_STORE_eof(ctx)) {
+		info = OSSL_STORE_load(ctx);
+		if (!info)
+			break;
+		if (OSSL_STORE_INFO_get_type(info) == type)
+			*out = type == OSSL_STORE_INFO_PKEY ?
+				(void *)OSSL_STORE_INFO_get1_PKEY(info) :
+				(void *)OSSL_STORE_INFO_get1_CERT(info);
+		OSSL_STORE_INFO_free(info);
+	}
+	if (*out)
+		r = 0;
+out:
+	if (ctx)
+		OSSL_STORE_close(ctx);
+	if (ui)
+		UI_destroy_method(ui);
+	return r;
+}
+
+int dmt_sign_root_hash(const char *key, const char *cert,
+		       const char *passphrase, const char *root_hex,
+		       uint8_t **sig, size_t *sig_len)
+{
+	char hex[ROOT_HEX_MAX + 1];
+	EVP_PKEY *pkey = NULL;
+	X509 *x = NULL;
+	PKCS7 *p7 = NULL;
+	BIO *bio = NULL;
+	unsigned char *der = NULL;
+	int len, r;
+
+	*sig = NULL;
+	*sig_len = 0;
+	r = root_lower(root_hex, hex);
+	if (r < 0)
+		goto out;
+	r = load_object(key, passphrase, OSSL_STORE_INFO_PKEY, (void **)&pkey);
+	if (r < 0)
+		goto out;
+	r = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)&x);
+	if (r < 0)
+		goto out;
+	r = -EINVAL;
+	if (X509_check_private_key(x, pkey) != 1)
+		goto out;
+	r = -ENOMEM;
+	bio = BIO_new_mem_buf(hex, (int)strlen(hex));
+	p7 = PKCS7_sign(NULL, NULL, NULL, NULL, SIGN_FLAGS | PKCS7_PARTIAL);
+	if (!bio || !p7)
+		goto out;
+	r = -EINVAL;	/* e.g. a key type PKCS#7 can't sign with */
+	if (!PKCS7_sign_add_signer(p7, x, pkey, EVP_sha256(), SIGN_FLAGS) ||
+	    PKCS7_final(p7, bio, SIGN_FLAGS) != 1)
+		goto out;
+	len = i2d_PKCS7(p7, &der);
+	if (len <= 0)
+		goto out;
+	r = -ENOMEM;
+	*sig = malloc((size_t)len);
+	if (!*sig)
+		goto out;
+	memcpy(*sig, der, (size_t)len);
+	*sig_len = (size_t)len;
+	r = 0;
+out:
+	OPENSSL_free(der);
+	PKCS7_free(p7);
+	BIO_free(bio);
+	X509_free(x);
+	EVP_PKEY_free(pkey);
+	return r;
+}
+
+int dmt_verify_root_hash_sig(const uint8_t *sig, size_t sig_len,
+			     const char *cert, const char *root_hex)
+{
+	char hex[ROOT_HEX_MAX + 1];
+	const unsigned char *p = sig;
+	STACK_OF(X509) *certs = NULL;
+	PKCS7 *p7 = NULL;
+	X509 *x = NULL;
+	BIO *bio = NULL;
+	int r;
+
+	r = root_lower(root_hex, hex);
+	if (r < 0)
+		goto out;
+	r = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)&x);
+	if (r < 0)
+		goto out;
+	r = -EBADMSG;
+	if (!sig || !sig_len || sig_len > INT32_MAX)
+		goto out;
+	p7 = d2i_PKCS7(NULL, &p, (long)sig_len);
+	if (!p7 || p != sig + sig_len || !PKCS7_type_is_signed(p7))
+		goto out;
+	r = -ENOMEM;
+	certs = sk_X509_new_null();
+	bio = BIO_new_mem_buf(hex, (int)strlen(hex));
+	if (!certs || !bio || !sk_X509_push(certs, x))
+		goto out;
+	/*
+	 * NOINTERN: only our certificate may be the signer, never one
+	 * carried in the signature; NOVERIFY: no chain, like the kernel.
+	 */
+	r = PKCS7_verify(p7, certs, NULL, bio, NULL,
+			 PKCS7_NOINTERN | PKCS7_NOVERIFY | PKCS7_NOCHAIN |
+			 PKCS7_BINARY) == 1 ? 0 : -EBADMSG;
+out:
+	sk_X509_free(certs);	/* x is freed below, not by the stack */
+	BIO_free(bio);
+	PKCS7_free(p7);
+	X509_free(x);
+	return r;
+}
+
+int dmt_sidecar_path(const char *image, enum dmt_sidecar which, char **out)
+{
+	static const char *const suffix[] = {
+		[DMT_SIDECAR_ROOTHASH] = ".roothash",
+		[DMT_SIDECAR_ROOTHASH_SIG] = ".roothash.p7s",
+		[DMT_SIDECAR_VERITY] = ".verity",
+	};
+	size_t len, slen;
+
+	*out = NULL;
+	if (!image || !*image || (unsigned int)which > DMT_SIDECAR_VERITY)
+		return -EINVAL;
+	len = strlen(image);
+	if (len >= 4 && !strcmp(image + len - 4, ".raw"))
+		len -= 4;
+	slen = strlen(suffix[which]);
+	*out = malloc(len + slen + 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, image, len);
+	memcpy(*out + len, suffix[which], slen + 1);
+	return 0;
+}

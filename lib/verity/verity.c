@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dm-verity parameters, tree geometry and the cryptsetup superblock
+ * (docs/formats.md 1.1-1.3).  Building and verifying are in
+ * verity_build.c and verity_verify.c.
+ */
+#include <dmt/verity.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+#include "lib/common/byteorder.h"
+#include "lib/verity/verity_priv.h"
+
+static const uint8_t sb_signature[8] = { 'v', 'e', 'r', 'i', 't', 'y', 0, 0 };
+
+void dmt_verity_params_init(struct dmt_verity_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	strcpy(p->hash_name, "sha256");
+	p->hash_type = 1;
+	p->data_block_size = 4096;
+	p->hash_block_size = 4096;
+}
+
+static unsigned int floor_log2_u64(uint64_t x)
+{
+	return 63u - (unsigned int)__builtin_clzll(x);
+}
+
+static bool block_size_ok(uint32_t bs)
+{
+	return bs >= DMT_VERITY_BLOCK_MIN && bs <= DMT_VERITY_BLOCK_MAX &&
+	       !(bs & (bs - 1));
+}
+
+/* Keyed algorithms (hmac, crc and xxhash seeds) are not hashes
+ * veritysetup knows. */
+size_t dmt_verity_digest_size(const char *name)
+{
+	const struct dmt_hash_alg *alg;
+
+	if (!name || !*name || strlen(name) >= DMT_VERITY_HASH_NAME_MAX)
+		return 0;
+	if (dmt_hash_alg_lookup(name, &alg))
+		return 0;
+	if (dmt_hash_alg_takes_key(alg))
+		return 0;
+	return dmt_hash_alg_digest_size(alg);
+}
+
+bool dmt_verity_hash_supported(const char *name)
+{
+	return dmt_verity_digest_size(name) != 0;
+}
+
+int dmt_verity_check_params(const struct dmt_verity_params *p,
+			    const char **why)
+{
+	const char *msg = NULL;
+	size_t ds = dmt_verity_digest_size(p->hash_name);
+
+	if (!ds)
+		msg = "Hash algorithm not supported.";
+	else if (p->hash_type > 1)
+		msg = "Unsupported VERITY hash type.";
+	else if (!block_size_ok(p->data_block_size) ||
+		 !block_size_ok(p->hash_block_size))
+		msg = "Unsupported VERITY block size.";
+	else if (p->hash_offset % 512)
+		msg = "Unsupported VERITY hash offset.";
+	else if (p->salt_size > DMT_VERITY_SALT_MAX)
+		msg = "Salt is too long (at most 256 bytes).";
+	else if (p->hash_block_size < 2 * ds)
+		msg = "Digest size too big for the hash block size.";
+	else if (p->data_blocks > (uint64_t)INT64_MAX / p->data_block_size)
+		msg = "Device offset overflow.";
+	if (why)
+		*why = msg;
+	return msg ? -EINVAL : 0;
+}
+
+uint64_t dmt_verity_blocks_for_size(const struct dmt_verity_params *p,
+				    uint64_t bytes)
+{
+	return p->data_block_size ? bytes / p->data_block_size : 0;
+}
+
+int dmt_verity_geometry(const struct dmt_verity_params *p,
+			struct dmt_verity_geometry *g)
+{
+	uint64_t n = p->data_blocks, hbs = p->hash_block_size, start, total;
+	unsigned int bits, l, levels = 0;
+	size_t ds;
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	err = dmt_verity_check_params(p, NULL);
+	if (err)
+		return err;
+	if (!n)
+		return -EINVAL;
+	ds = dmt_verity_digest_size(p->hash_name);
+
+	g->data_blocks = n;
+	g->data_block_size = p->data_block_size;
+	g->hash_block_size = p->hash_block_size;
+	g->digest_size = (uint32_t)ds;
+	bits = floor_log2_u64(hbs / ds);
+	g->hash_per_block_bits = bits;
+	/* format 1 pads each digest to a power of two; format 0 packs */
+	g->digest_slot = p->hash_type ? (uint32_t)(hbs >> bits) : (uint32_t)ds;
+
+	while (bits * levels < 64 && ((n - 1) >> (bits * levels)))
+		levels++;
+	if (levels > DMT_VERITY_MAX_LEVELS)
+		return -EINVAL;
+	g->levels = levels;
+
+	for (l = 0; l < levels; l++) {
+		unsigned int sh = bits * (l + 1);
+
+		g->level_blocks[l] = sh >= 64 ? 1 :
+			(n >> sh) + !!(n & ((1ull << sh) - 1));
+	}
+
+	g->hash_offset = p->hash_offset;
+	if (p->no_superblock)
+		start = p->hash_offset / hbs;
+	else
+		start = (p->hash_offset + DMT_VERITY_SB_SIZE + hbs - 1) / hbs;
+	g->hash_start = start;
+
+	total = 0;
+	for (l = levels; l-- > 0;) {
+		g->level_start[l] = start + total;
+		total += g->level_blocks[l];
+	}
+	g->hash_blocks = total;
+	if (start + total < start ||
+	    start + total > (uint64_t)INT64_MAX / hbs)
+		return -ERANGE;
+	g->hash_end = (start + total) * hbs;
+	return 0;
+}
+
+/* ---- superblock (docs/formats.md 1.1) ---- */
+
+int dmt_verity_sb_encode(const struct dmt_verity_params *p,
+			 uint8_t sb[DMT_VERITY_SB_SIZE])
+{
+	size_t i, len = strlen(p->hash_name);
+	int err = dmt_verity_check_params(p, NULL);
+
+	if (err)
+		return err;
+	memset(sb, 0, DMT_VERITY_SB_SIZE);
+	memcpy(sb, sb_signature, sizeof(sb_signature));
+	put_le32(sb + 8, 1);
+	put_le32(sb + 12, p->hash_type);
+	memcpy(sb + 16, p->uuid, 16);
+	for (i = 0; i < len; i++)
+		sb[32 + i] = (uint8_t)tolower((unsigned char)p->hash_name[i]);
+	put_le32(sb + 64, p->data_block_size);
+	put_le32(sb + 68, p->hash_block_size);
+	put_le64(sb + 72, p->data_blocks);
+	put_le16(sb + 80, (uint16_t)p->salt_size);
+	memcpy(sb + 88, p->salt, p->salt_size);
+	return 0;
+}
+
+int dmt_verity_sb_decode(const uint8_t sb[DMT_VERITY_SB_SIZE],
+			 struct dmt_verity_params *p)
+{
+	struct dmt_verity_params q = *p;
+	size_t name_len;
+
+	if (memcmp(sb, sb_signature, sizeof(sb_signature)) ||
+	    get_le32(sb + 8) != 1 || get_le32(sb + 12) > 1)
+		return -EMEDIUMTYPE;
+	name_len = strnlen((const char *)sb + 32, 32);
+	if (!name_len || name_len >= DMT_VERITY_HASH_NAME_MAX)
+		return -EMEDIUMTYPE;
+	memcpy(q.hash_name, sb + 32, name_len);
+	q.hash_name[name_len] = '\0';
+	q.hash_type = get_le32(sb + 12);
+	memcpy(q.uuid, sb + 16, 16);
+	q.data_block_size = get_le32(sb + 64);
+	q.hash_block_size = get_le32(sb + 68);
+	q.data_blocks = get_le64(sb + 72);
+	q.salt_size = get_le16(sb + 80);
+	if (q.salt_size > DMT_VERITY_SALT_MAX || !q.data_blocks)
+		return -EMEDIUMTYPE;
+	memset(q.salt, 0, sizeof(q.salt));
+	memcpy(q.salt, sb + 88, q.salt_size);
+	q.no_superblock = false;
+	if (dmt_verity_check_params(&q, NULL))
+		return -EMEDIUMTYPE;
+	*p = q;
+	return 0;
+}
+
+int dmt_verity_sb_read(struct dmt_file *hash, struct dmt_verity_params *p)
+{
+	uint8_t sb[DMT_VERITY_SB_SIZE];
+	int err;
+
+	if (p->hash_offset % 512)
+		return -EINVAL;
+	err = dmt_pread_full(hash, sb, sizeof(sb), p->hash_offset);
+	if (err == -ENODATA)
+		return -EMEDIUMTYPE;
+	if (err)
+		return err;
+	return dmt_verity_sb_decode(sb, p);
+}
+
+int dmt_verity_sb_write(struct dmt_file *hash,
+			const struct dmt_verity_params *p)
+{
+	uint8_t sb[DMT_VERITY_SB_SIZE];
+	int err;
+
+	if (p->no_superblock || p->hash_offset % 512)
+		return -EINVAL;
+	err = dmt_verity_sb_encode(p, sb);
+	if (err)
+		return err;
+	return dmt_pwrite_full(hash, sb, sizeof(sb), p->hash_offset);
+}
+
+/* ---- single blocks ---- */
+
+int dmt_verity_hasher_new(const struct dmt_verity_params *p, bool hash_block,
+			  struct dmt_hasher **out)
+{
+	struct dmt_hasher_params hp = {
+		.alg = p->hash_name,
+		.msg_size = hash_block ? p->hash_block_size
+				       : p->data_block_size,
+		.engine = p->engine,
+	};
+	int err = dmt_verity_check_params(p, NULL);
+
+	if (err)
+		return err;
+	/* format 1: H(salt || block); format 0 (Chrome OS): H(block || salt) */
+	if (p->salt_size && p->hash_type == 1) {
+		hp.prefix = p->salt;
+		hp.prefix_size = p->salt_size;
+	} else if (p->salt_size) {
+		hp.suffix = p->salt;
+		hp.suffix_size = p->salt_size;
+	}
+	return dmt_hasher_new(&hp, out);
+}
+
+int dmt_verity_digest_location(const struct dmt_verity_geometry *g,
+			       bool is_hash, uint64_t block, uint64_t *parent,
+			       uint32_t *offset)
+{
+	uint32_t bits = g->hash_per_block_bits, level = 0;
+	uint64_t idx = block;
+
+	if (is_hash) {
+		/* find the tree level of hash-file block `block` */
+		for (level = 0; level < g->levels; level++) {
+			if (block >= g->level_start[level] &&
+			    block < g->level_start[level] +
+					    g->level_blocks[level])
+				break;
+		}
+		if (level >= g->levels)
+			return -EINVAL;
+		idx = block - g->level_start[level];
+		if (level + 1 == g->levels)
+			return 1;
+		level++;
+	} else {
+		if (block >= g->data_blocks)
+			return -EINVAL;
+		if (!g->levels)
+			return 1;
+	}
+	*parent = g->level_start[level] + (idx >> bits);
+	*offset = (uint32_t)((idx & ((1ull << bits) - 1)) * g->digest_slot);
+	return 0;
+}

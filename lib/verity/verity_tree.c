@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hashing machinery shared by verity_build.c and verity_verify.c.
+ *
+ * Data is read with one pread per work item (1 MiB, into a buffer that
+ * stays in the worker's cache while it is hashed; measured cheaper in CPU
+ * than mapping the file, whose page-table setup and teardown cost more
+ * than the copy).  Holes (SEEK_DATA/SEEK_HOLE) are never read and all-zero
+ * blocks are never hashed: both get one precomputed digest, so the output
+ * is the same.
+ */
+#include "lib/verity/verity_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dmt/threads.h>
+
+/* Same file or device: the tree must not overwrite the data. */
+static bool same_inode(struct dmt_file *a, struct dmt_file *b)
+{
+	struct stat sa, sb;
+
+	if (a == b)
+		return true;
+	if (fstat(a->fd, &sa) < 0 || fstat(b->fd, &sb) < 0)
+		return false;
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int alloc_workers(struct vt *t, bool need_parent)
+{
+	size_t ds = t->g.digest_size, hbs = t->g.hash_block_size;
+	uint64_t most = t->item_blocks > t->hitem_blocks ? t->item_blocks
+							 : t->hitem_blocks;
+	size_t most_bytes = t->item_blocks * t->g.data_block_size;
+
+	if (most_bytes < t->hitem_blocks * hbs)
+		most_bytes = t->hitem_blocks * hbs;
+	struct dmt_hasher *hd = NULL, *hh = NULL;
+	unsigned int i;
+	int err;
+
+	t->w = calloc(t->threads, sizeof(*t->w));
+	if (!t->w)
+		return -ENOMEM;
+	err = dmt_verity_hasher_new(&t->p, false, &hd);
+	if (!err)
+		err = dmt_verity_hasher_new(&t->p, true, &hh);
+	if (err)
+		goto out;
+	for (i = 0; i < t->threads; i++) {
+		struct vt_worker *w = &t->w[i];
+
+		if (i == 0) {
+			w->hd = hd;
+			w->hh = hh;
+			hd = hh = NULL;
+		} else {
+			err = dmt_hasher_clone(t->w[0].hd, &w->hd);
+			if (!err)
+				err = dmt_hasher_clone(t->w[0].hh, &w->hh);
+			if (err)
+				goto out;
+		}
+		w->dig = malloc(most * ds);
+		w->dig2 = malloc(most * ds);
+		w->msgs = malloc(t->item_blocks * sizeof(*w->msgs));
+		if (!w->dig || !w->dig2 || !w->msgs)
+			goto nomem;
+		w->io = aligned_alloc(4096, most_bytes);
+		if (!w->io)
+			goto nomem;
+		if (need_parent) {
+			w->parent = malloc((most / t->hpb + 2) * hbs);
+			if (!w->parent)
+				goto nomem;
+		}
+	}
+	err = 0;
+	goto out;
+nomem:
+	err = -ENOMEM;
+out:
+	dmt_hasher_free(hd);
+	dmt_hasher_free(hh);
+	return err;
+}
+
+static int zero_digest(struct vt *t)
+{
+	uint8_t *zero = calloc(1, t->g.data_block_size);
+	int err;
+
+	if (!zero)
+		return -ENOMEM;
+	err = dmt_hasher_digest_strided(t->w[0].hd, 1, zero,
+					t->g.data_block_size, NULL,
+					t->zero_digest);
+	free(zero);
+	return err;
+}
+
+int vt_init(struct vt *t, const struct dmt_verity_params *p,
+	    struct dmt_file *data, struct dmt_file *hash, bool need_parent)
+{
+	uint64_t dsize, data_end, area;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	t->p = *p;
+	t->data = data;
+	t->hash = hash;
+	/* only verification looks through an overlay */
+	if (!need_parent)
+		t->p.overlay = NULL;
+
+	err = dmt_verity_check_params(&t->p, NULL);
+	if (err)
+		return err;
+	err = vt_io(t, data, dmt_file_size(data, &dsize));
+	if (err)
+		return err;
+	if (!t->p.data_blocks)
+		t->p.data_blocks = dmt_verity_blocks_for_size(&t->p, dsize);
+	if (!t->p.data_blocks)
+		return vt_io(t, data, -ENODATA);
+	err = dmt_verity_geometry(&t->p, &t->g);
+	if (err)
+		return err;
+	data_end = t->p.data_blocks * t->p.data_block_size;
+	if (data_end > dsize)
+		return vt_io(t, data, -ENODATA);
+	/* One file: the hash area (superblock or tree) must follow the data
+	 * (veritysetup: "Data area overlaps with hash area."). */
+	area = t->g.hash_start * t->g.hash_block_size;
+	if (!t->p.no_superblock || t->p.hash_offset < area)
+		area = t->p.hash_offset;
+	if (same_inode(data, hash) && data_end > area)
+		return -EINVAL;
+
+	t->hpb = 1u << t->g.hash_per_block_bits;
+	t->item_blocks = VT_ITEM_BYTES / t->g.data_block_size;
+	t->hitem_blocks = VT_ITEM_BYTES / t->g.hash_block_size;
+	if (!t->item_blocks)
+		t->item_blocks = 1;
+	if (!t->hitem_blocks)
+		t->hitem_blocks = 1;
+	/* every worker has ~1 MiB of buffers: no more than there is work */
+	t->threads = t->p.threads ? t->p.threads : dmt_default_threads();
+	if (t->threads > VT_MAX_THREADS)
+		t->threads = VT_MAX_THREADS;
+	if (t->threads > t->g.data_blocks / t->item_blocks + 1)
+		t->threads =
+			(unsigned int)(t->g.data_blocks / t->item_blocks + 1);
+
+	err = alloc_workers(t, need_parent);
+	if (err)
+		return err;
+	return zero_digest(t);
+}
+
+void vt_free(struct vt *t)
+{
+	unsigned int i;
+
+	for (i = 0; t->w && i < t->threads; i++) {
+		struct vt_worker *w = &t->w[i];
+
+		dmt_hasher_free(w->hd);
+		dmt_hasher_free(w->hh);
+		free(w->io);
+		free(w->dig);
+		free(w->dig2);
+		free(w->msgs);
+		free(w->parent);
+	}
+	free(t->w);
+	t->w = NULL;
+	pthread_mutex_destroy(&t->lock);
+}
+
+void vt_readahead(struct vt *t, uint64_t b0, uint64_t b1)
+{
+	uint64_t dbs = t->g.data_block_size;
+
+	if (b1 > t->g.data_blocks)
+		b1 = t->g.data_blocks;
+	/* only a hint: cold files are read while the previous window is
+	 * being hashed */
+	if (b0 < b1)
+		posix_fadvise(t->data->fd, (off_t)(b0 * dbs),
+			      (off_t)((b1 - b0) * dbs), POSIX_FADV_WILLNEED);
+}
+
+static bool block_is_zero(const uint8_t *p, size_t len)
+{
+	const uint64_t *q = (const uint64_t *)(const void *)p;
+	size_t i, n = len / 8;
+
+	if (q[0] | q[n - 1])
+		return false;
+	for (i = 0; i < n; i += 8) {
+		if (q[i] | q[i + 1] | q[i + 2] | q[i + 3] | q[i + 4] |
+		    q[i + 5] | q[i + 6] | q[i + 7])
+			return false;
+	}
+	return true;
+}
+
+/* Blocks that may hold data: hash the non-zero ones in one batch. */
+static int hash_run(struct vt *t, struct vt_worker *w, uint64_t b0,
+		    uint64_t b1, uint8_t *out)
+{
+	size_t dbs = t->g.data_block_size, ds = t->g.digest_size;
+	size_t i, k, n = (size_t)(b1 - b0), nz = 0;
+	const uint8_t *base = w->io;
+	int err;
+
+	err = vt_io(t, t->data,
+		    dmt_pread_full(t->data, w->io, n * dbs, b0 * dbs));
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		if (!block_is_zero(base + i * dbs, dbs))
+			w->msgs[nz++] = base + i * dbs;
+	}
+	if (nz == n)
+		return dmt_hasher_digest_strided(w->hd, n, base, dbs, NULL,
+						 out);
+	w->zero_blocks += n - nz;
+	if (nz) {
+		err = dmt_hasher_digest(w->hd, nz, w->msgs, NULL, w->dig2);
+		if (err)
+			return err;
+	}
+	for (i = 0, k = 0; i < n; i++) {
+		if (k < nz && w->msgs[k] == base + i * dbs)
+			memcpy(out + i * ds, w->dig2 + k++ * ds, ds);
+		else
+			memcpy(out + i * ds, t->zero_digest, ds);
+	}
+	return 0;
+}
+
+/* Digests of the overlay's data blocks in [b0, b1) replace the files'. */
+static int overlay_data(struct vt *t, struct vt_worker *w, uint64_t b0,
+			uint64_t b1, uint8_t *out)
+{
+	const struct dmt_verity_overlay *o = t->p.overlay;
+	const uint8_t *msg = w->io;
+	size_t ds = t->g.digest_size;
+	uint64_t b;
+	int err;
+
+	for (b = o->next(o->ctx, false, b0); b < b1;
+	     b = o->next(o->ctx, false, b + 1)) {
+		err = o->read(o->ctx, false, b, w->io);
+		if (!err)
+			err = dmt_hasher_digest(w->hd, 1, &msg, NULL,
+						out + (b - b0) * ds);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int vt_overlay_hash(struct vt *t, uint8_t *buf, uint64_t first, uint64_t n)
+{
+	const struct dmt_verity_overlay *o = t->p.overlay;
+	uint64_t b;
+	int err;
+
+	if (!o)
+		return 0;
+	for (b = o->next(o->ctx, true, first); b < first + n;
+	     b = o->next(o->ctx, true, b + 1)) {
+		err = o->read(o->ctx, true, b,
+			      buf + (b - first) * t->g.hash_block_size);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int vt_hash_data(struct vt *t, unsigned int wid, uint64_t b0, uint64_t b1,
+		 uint8_t *out)
+{
+	struct vt_worker *w = &t->w[wid];
+	uint64_t dbs = t->g.data_block_size, pos = b0;
+	size_t ds = t->g.digest_size;
+	int err;
+
+	while (pos < b1) {
+		uint64_t dstart, dend, hs, he, i;
+
+		err = vt_io(t, t->data,
+			    dmt_file_next_data(t->data, pos * dbs, b1 * dbs,
+					       &dstart, &dend));
+		if (err)
+			return err;
+		/* blocks entirely inside the hole are zero */
+		hs = dstart / dbs;
+		if (hs < pos)
+			hs = pos;
+		if (hs > b1)
+			hs = b1;
+		for (i = pos; i < hs; i++)
+			memcpy(out + (i - b0) * ds, t->zero_digest, ds);
+		w->zero_blocks += hs - pos;
+		if (hs >= b1)
+			break;
+		he = (dend + dbs - 1) / dbs;
+		if (he > b1)
+			he = b1;
+		if (he <= hs)
+			he = hs + 1;
+		err = hash_run(t, w, hs, he, out + (hs - b0) * ds);
+		if (err)
+			return err;
+		pos = he;
+	}
+	return t->p.overlay ? overlay_data(t, w, b0, b1, out) : 0;
+}
+
+int vt_hash_blocks(struct vt *t, unsigned int wid, const uint8_t *src,
+		   size_t n, uint8_t *out)
+{
+	return dmt_hasher_digest_strided(t->w[wid].hh, n, src,
+					 t->g.hash_block_size, NULL, out);
+}
+
+uint64_t vt_window_blocks(const struct vt *t)
+{
+	uint64_t bytes = VT_WINDOW_PER_THREAD * t->threads;
+
+	if (bytes < VT_WINDOW_BYTES)
+		bytes = VT_WINDOW_BYTES;
+	if (bytes > VT_WINDOW_MAX)
+		bytes = VT_WINDOW_MAX;
+	return bytes / t->g.data_block_size;
+}
+
+int vt_progress(struct vt *t, uint64_t bytes)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&t->lock);
+	t->done += bytes;
+	if (t->aborted) {
+		ret = -EINTR;
+	} else if (t->p.progress.fn &&
+		   (t->done - t->reported >= (8u << 20) ||
+		    t->done >= t->total)) {
+		t->reported = t->done;
+		if (t->p.progress.fn(t->p.progress.ctx, t->done, t->total)) {
+			t->aborted = true;
+			ret = -EINTR;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return ret;
+}
