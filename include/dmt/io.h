@@ -37,6 +37,12 @@ enum {
 };
 
 int dmt_file_open(struct dmt_file *f, const char *path, int flags);
+/* Accessors: front ends use these, never the struct's members. */
+const char *dmt_file_path(const struct dmt_file *f);
+bool dmt_file_is_blockdev(const struct dmt_file *f);
+bool dmt_file_is_open(const struct dmt_file *f);
+/* Cuts a regular file to size (outputs rewritten from the start). */
+int dmt_file_truncate(struct dmt_file *f, uint64_t size);
 /* Renames a DMT_OPEN_NEW_TMP file into place (fsync first). */
 int dmt_file_commit(struct dmt_file *f);
 /* Closes; an uncommitted temporary file is unlinked. */

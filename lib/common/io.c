@@ -492,3 +492,27 @@ const char *dmt_strerror(int err)
 		return strerror(err < 0 ? -err : err);
 	}
 }
+
+const char *dmt_file_path(const struct dmt_file *f)
+{
+	return f->path;
+}
+
+bool dmt_file_is_blockdev(const struct dmt_file *f)
+{
+	return f->is_blockdev;
+}
+
+bool dmt_file_is_open(const struct dmt_file *f)
+{
+	return f->fd >= 0;
+}
+
+int dmt_file_truncate(struct dmt_file *f, uint64_t size)
+{
+	if (f->is_blockdev)
+		return 0;
+	if (ftruncate(f->fd, (off_t)size) < 0)
+		return -errno;
+	return 0;
+}

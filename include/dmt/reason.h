@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Structured failure reasons.  The library never prints and never names a
+ * command-line option: a failing call returns a negative errno and, where
+ * the caller passed a struct dmt_reason, fills in what went wrong in terms
+ * of the library's own vocabulary (the params field, the value, the limit).
+ * Front ends turn a reason into a message (tools/common maps fields to
+ * option names).
+ *
+ * Fields are named by the params struct member they come from
+ * ("data_block_size", "salt_size", "alg"); superblock fields by their
+ * on-disk name prefixed with "sb." ("sb.version", "sb.hash_alg").
+ */
+#ifndef DMT_REASON_H
+#define DMT_REASON_H
+
+#include <stdint.h>
+
+enum dmt_reason_code {
+	DMT_REASON_NONE = 0,
+
+	/* ---- generic ---- */
+	DMT_REASON_BAD_VALUE,		/* field has an invalid value */
+	DMT_REASON_OUT_OF_RANGE,	/* field: value outside [min, max] */
+	DMT_REASON_NOT_POWER_OF_2,	/* field: value */
+	DMT_REASON_NOT_ALIGNED,		/* field: value not a multiple of max */
+	DMT_REASON_TOO_LARGE,		/* field: value > max */
+	DMT_REASON_TOO_SMALL,		/* field: value < min */
+	DMT_REASON_MISSING,		/* field is required */
+	DMT_REASON_CONFLICT,		/* field does not go with field2 */
+	DMT_REASON_UNKNOWN_ALG,		/* field: name is not known */
+	DMT_REASON_UNSUPPORTED,		/* field: name/value not supported */
+	DMT_REASON_NEEDS_KEY,		/* field: name needs a key */
+	DMT_REASON_KEY_SIZE,		/* key of value bytes, wants min..max */
+	DMT_REASON_DEVICE_TOO_SMALL,	/* path: value bytes, needs min */
+	DMT_REASON_SAME_FILE,		/* path and path2 are one file */
+	DMT_REASON_IO,			/* path: errno in value (positive) */
+
+	/* ---- on-disk structures ---- */
+	DMT_REASON_BAD_MAGIC,		/* path: no superblock / header */
+	DMT_REASON_SB_VERSION,		/* sb.version: value unsupported */
+	DMT_REASON_SB_FIELD,		/* field: value not accepted */
+	DMT_REASON_SB_CHECKSUM,		/* header or superblock MAC/csum */
+
+	/* ---- verity / fec (lib/verity, lib/fec) ---- */
+	DMT_REASON_VERITY_FIRST = 0x100,
+
+	/* ---- integrity (lib/integrity) ---- */
+	DMT_REASON_INTEGRITY_FIRST = 0x200,
+
+	/* ---- fs-verity (lib/fsverity) ---- */
+	DMT_REASON_FSVERITY_FIRST = 0x300,
+
+	/* ---- dm-crypt / LUKS2 (lib/crypt) ---- */
+	DMT_REASON_CRYPT_FIRST = 0x400,
+};
+
+struct dmt_reason {
+	int code;		/* enum dmt_reason_code */
+	const char *field;	/* params member or "sb.<field>" (static) */
+	const char *field2;	/* the other field of a CONFLICT (static) */
+	const char *name;	/* offending name (algorithm...), may point
+				 * into the caller's params */
+	const char *path;	/* the file it is about (dmt_file_path()) */
+	const char *path2;
+	uint64_t value;		/* offending value */
+	uint64_t min, max;	/* the limits it broke, where meaningful */
+};
+
+/* Helpers for the library: fill *r when r is not NULL; return err. */
+static inline int dmt_reason_set(struct dmt_reason *r, int err, int code,
+				 const char *field, uint64_t value)
+{
+	if (r) {
+		*r = (struct dmt_reason){ .code = code, .field = field,
+					  .value = value };
+	}
+	return err;
+}
+
+#endif /* DMT_REASON_H */
