@@ -284,6 +284,15 @@ int tool_seed_uuid(const char *seed, const char *label, uint8_t uuid[16])
 
 /* ---- engines, threads ---- */
 
+static const char *engine_spec;
+
+/* The validated --engine / $DMT_ENGINE choice, for the library's params
+ * (NULL: default dispatch). */
+const char *tool_engine_spec(void)
+{
+	return engine_spec;
+}
+
 int tool_engine_setup(const char *engine_opt)
 {
 	const char *name = engine_opt;
@@ -311,6 +320,7 @@ int tool_engine_setup(const char *engine_opt)
 		tool_err("%s: %s", src, dmt_strerror(err));
 		return tool_exit_code(err);
 	}
+	engine_spec = name;
 	tool_debug("engine forced: %s", name);
 	return 0;
 }

@@ -78,6 +78,9 @@ int tool_seed_uuid(const char *seed, const char *label, uint8_t uuid[16]);
 /* Engine: --engine wins over $DMT_ENGINE; prints the error itself and
  * returns an exit code (0 ok). --list-engines output to stdout. */
 int tool_engine_setup(const char *engine_opt);
+/* What tool_engine_setup() accepted (NULL: none): every library params
+ * struct's `engine` gets this. */
+const char *tool_engine_spec(void);
 void tool_list_engines(void);
 
 /* Threads: 0 means default (affinity mask and cgroup quota). */
