@@ -62,6 +62,15 @@ static_libs=$($PKG_CONFIG --static --libs libdmt) || { fail "pkg-config --static
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 echo "check-install: cflags: $cflags; libs: $libs"
 
+# every installed header compiles on its own, as the first include
+for h in "$root$prefix"/include/dmt/*.h; do
+	printf '#include <dmt/%s>\nint dmt_check_install_unit;\n' "$(basename "$h")" \
+		>"$dir/header.c"
+	$CC -std=c11 -Wall -Wextra -Werror $cflags -c -o "$dir/header.o" \
+		"$dir/header.c" || fail "<dmt/$(basename "$h")> does not compile on its own"
+done
+[ "$failed" = 0 ] && ok "every <dmt/*.h> compiles on its own (-std=c11)"
+
 $CC -std=c11 -Wall -Wextra -Werror -o "$dir/consumer" "$src/consumer.c" \
 	$cflags $libs -Wl,-rpath,"$lib"
 # the consumer must run from the installed copy, not from the build tree
