@@ -116,9 +116,9 @@ int dmt_hash_oneshot(const char *alg, const void *key, size_t key_size,
  * e.g. "portable", "sha256=shani-2x,crc32c=table,gf256=portable".
  */
 struct dmt_engine_info {
-	const char *name;	/* "portable", "shani", "shani-2x", "avx2", ... */
+	const char *name;	/* "portable", "shani", "shani-2x", ... */
 	const char *primitive;	/* "sha256", "crc32c", "gf256", ... */
-	const char *algs;	/* the primitive's algorithms, "sha256 sha224" */
+	const char *algs;	/* the primitive's algorithms */
 	const char *desc;	/* one line */
 	unsigned int lanes;	/* messages per call for this primitive */
 	bool available;		/* this CPU can run it for this primitive */

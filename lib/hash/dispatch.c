@@ -16,56 +16,56 @@
 #include "lib/common/cpu.h"
 #include "lib/hash/dispatch.h"
 
-/* Not const: the platform hook fills the "cpacf" entry at init. */
+/*
+ * Not const: the platform hook fills the "cpacf" entry at init.  The
+ * order is the listing's; for the non-SHA-2 primitives, see
+ * dmt_engine_default().
+ */
+#define MB(n, d, s2, s5) \
+	{ .name = n, .desc = d, .kind = DMT_EK_MB, .s256 = s2, .s512 = s5 }
+
 static struct dmt_engine engines[] = {
-	{ "portable", NULL,
-	  "portable C (SHA-2 one message at a time; GF(2^8) by tables)",
-	  DMT_EK_MB, &dmt_sha256_portable, &dmt_sha512_portable, NULL, NULL,
-	  0, DMT_GF256_PORTABLE, NULL },
+	{ .name = "portable",
+	  .desc = "portable C (SHA-2 one message at a time, GF(2^8) tables)",
+	  .kind = DMT_EK_MB, .s256 = &dmt_sha256_portable,
+	  .s512 = &dmt_sha512_portable, .gf = DMT_GF256_PORTABLE },
 #if defined(__x86_64__)
-	{ "shani", NULL, "x86 SHA extensions, 1 message", DMT_EK_MB,
-	  &dmt_sha256_shani, NULL, NULL, NULL, 0, DMT_GF256_NONE, NULL },
-	{ "shani-2x", NULL, "x86 SHA extensions, 2 messages interleaved",
-	  DMT_EK_MB, &dmt_sha256_shani_2x, NULL, NULL, NULL, 0,
-	  DMT_GF256_NONE, NULL },
-	{ "avx2", NULL, "AVX2, 8 messages (one per lane)", DMT_EK_MB,
-	  &dmt_sha256_avx2, NULL, NULL, NULL, 0, DMT_GF256_NONE, NULL },
-	{ "avx512", NULL, "AVX-512, 16 SHA-256 / 8 SHA-512 messages",
-	  DMT_EK_MB, &dmt_sha256_avx512, &dmt_sha512_avx512, NULL, NULL, 0,
-	  DMT_GF256_NONE, NULL },
+	MB("shani", "x86 SHA extensions, 1 message", &dmt_sha256_shani, NULL),
+	MB("shani-2x", "x86 SHA extensions, 2 messages interleaved",
+	   &dmt_sha256_shani_2x, NULL),
+	MB("avx2", "AVX2, 8 messages (one per lane)", &dmt_sha256_avx2, NULL),
+	MB("avx512", "AVX-512, 16 SHA-256 / 8 SHA-512 messages",
+	   &dmt_sha256_avx512, &dmt_sha512_avx512),
 #endif
 #if defined(__aarch64__)
-	{ "ce", NULL, "ARMv8 crypto extensions, 1 message", DMT_EK_MB,
-	  &dmt_sha256_ce, NULL, NULL, NULL, 0, DMT_GF256_NONE, NULL },
-	{ "ce-2x", NULL, "ARMv8 crypto extensions, 2 messages interleaved",
-	  DMT_EK_MB, &dmt_sha256_ce_2x, NULL, NULL, NULL, 0, DMT_GF256_NONE,
-	  NULL },
+	MB("ce", "ARMv8 crypto extensions, 1 message", &dmt_sha256_ce, NULL),
+	MB("ce-2x", "ARMv8 crypto extensions, 2 messages interleaved",
+	   &dmt_sha256_ce_2x, NULL),
 #endif
 #if defined(__s390x__)
-	{ "cpacf", NULL, "s390 CPACF (KIMD/KLMD, KMAC)", DMT_EK_MB,
-	  NULL, NULL, NULL, NULL, 0, DMT_GF256_NONE, NULL },
+	MB("cpacf", "s390 CPACF (KIMD/KLMD, KMAC)", NULL, NULL),
 #endif
-	{ "openssl", NULL, "OpenSSL EVP, 1 message at a time, context reused",
-	  DMT_EK_OPENSSL, NULL, NULL, NULL, NULL, 0, DMT_GF256_NONE, NULL },
+	{ .name = "openssl",
+	  .desc = "OpenSSL EVP, 1 message at a time, context reused",
+	  .kind = DMT_EK_OPENSSL },
 #if defined(__x86_64__)
-	{ "sse42", NULL, "SSE4.2 crc32 instruction, 3 streams", DMT_EK_CRC,
-	  NULL, NULL, dmt_crc32c_sse42, NULL,
-	  DMT_CPU_X86_SSE42 | DMT_CPU_X86_PCLMUL, DMT_GF256_NONE, NULL },
+	{ .name = "sse42", .desc = "SSE4.2 crc32 instruction, 3 streams",
+	  .kind = DMT_EK_CRC, .crc32c = dmt_crc32c_sse42,
+	  .needs = DMT_CPU_X86_SSE42 | DMT_CPU_X86_PCLMUL },
 #endif
 #if defined(__aarch64__)
-	{ "arm64-crc", NULL, "ARMv8 CRC32 instructions", DMT_EK_CRC,
-	  NULL, NULL, dmt_crc32c_arm64, NULL, DMT_CPU_ARM64_CRC32,
-	  DMT_GF256_NONE, NULL },
+	{ .name = "arm64-crc", .desc = "ARMv8 CRC32 instructions",
+	  .kind = DMT_EK_CRC, .crc32c = dmt_crc32c_arm64,
+	  .needs = DMT_CPU_ARM64_CRC32 },
 #endif
-	{ "table", "crc-table", "table-driven CRC, slicing by 8", DMT_EK_CRC,
-	  NULL, NULL, dmt_crc32c_table, dmt_crc32_le_table, 0,
-	  DMT_GF256_NONE, NULL },
-	{ "libxxhash", NULL, "libxxhash XXH64", DMT_EK_XXH,
-	  NULL, NULL, NULL, NULL, 0, DMT_GF256_NONE, NULL },
+	{ .name = "table", .alias = "crc-table",
+	  .desc = "table-driven CRC, slicing by 8", .kind = DMT_EK_CRC,
+	  .crc32c = dmt_crc32c_table, .crc32 = dmt_crc32_le_table },
+	{ .name = "libxxhash", .desc = "libxxhash XXH64", .kind = DMT_EK_XXH },
 #if defined(__x86_64__)
-	{ "gfni", NULL, "GFNI affine multiply on AVX-512 vectors", DMT_EK_GF,
-	  NULL, NULL, NULL, NULL, DMT_CPU_X86_GFNI | DMT_CPU_X86_AVX512,
-	  DMT_GF256_GFNI, NULL },
+	{ .name = "gfni", .desc = "GFNI affine multiply on AVX-512 vectors",
+	  .kind = DMT_EK_GF, .needs = DMT_CPU_X86_GFNI | DMT_CPU_X86_AVX512,
+	  .gf = DMT_GF256_GFNI },
 #endif
 };
 #define NENGINES (sizeof(engines) / sizeof(engines[0]))
@@ -255,7 +255,8 @@ void dmt_default_plan(enum dmt_prim prim, bool openssl_ok, uint32_t cpu,
 	for (i = 0; i <= NENGINES && p->n < DMT_PLAN_MAX; i++) {
 		const struct dmt_engine *e = i < NENGINES ? &engines[i] : NULL;
 
-		if (e && (e->kind != DMT_EK_MB || !dmt_engine_runs(e, prim, cpu)))
+		if (e && (e->kind != DMT_EK_MB ||
+			  !dmt_engine_runs(e, prim, cpu)))
 			continue;
 		if (!e && !openssl_ok)
 			continue;

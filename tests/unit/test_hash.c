@@ -85,7 +85,7 @@ static void need_engine(const char *name)
 		runs |= info[i].available;
 	}
 	if (!built)
-		cr_skip_test("engine %s is not built for this architecture",
+		cr_skip_test("engine %s: not built here (or nothing probed)",
 			     name);
 	if (!runs)
 		cr_skip_test("engine %s: this CPU (or valgrind) cannot run it",

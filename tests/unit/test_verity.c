@@ -684,7 +684,8 @@ Test(verity, threads_and_engines_identical, .timeout = 90)
 			int err;
 
 			if (!eng[e].available ||
-			    strcmp(eng[e].primitive, hi == 2 ? "other" : hashes[hi]))
+			    strcmp(eng[e].primitive,
+				   hi == 2 ? "other" : hashes[hi]))
 				continue;
 			p.engine = eng[e].name;
 			unlink(hash);

@@ -318,8 +318,8 @@ int tool_engine_setup(const char *engine_opt)
 		return TOOL_EXIT_USAGE;
 	}
 	if (err == -EINVAL) {
-		tool_err("%s: '%s' is not NAME or PRIMITIVE=NAME with a known primitive (see --list-engines)",
-			 src, bad);
+		tool_err("%s: '%s' is not NAME or PRIMITIVE=NAME with a known "
+			 "primitive (see --list-engines)", src, bad);
 		return TOOL_EXIT_USAGE;
 	}
 	if (err) {
