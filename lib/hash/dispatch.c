@@ -58,8 +58,9 @@ static struct dmt_engine engines[] = {
 	  .kind = DMT_EK_CRC, .crc32c = dmt_crc32c_arm64,
 	  .needs = DMT_CPU_ARM64_CRC32 },
 #endif
-	{ .name = "table", .alias = "crc-table",
-	  .desc = "table-driven CRC, slicing by 8", .kind = DMT_EK_CRC,
+	{ .name = "crc-table", .alias = "table",
+	  .desc = "table-driven CRC, slicing by 8 (also: table)",
+	  .kind = DMT_EK_CRC,
 	  .crc32c = dmt_crc32c_table, .crc32 = dmt_crc32_le_table },
 	{ .name = "libxxhash", .desc = "libxxhash XXH64", .kind = DMT_EK_XXH },
 #if defined(__x86_64__)

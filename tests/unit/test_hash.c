@@ -715,8 +715,8 @@ static void crc_engine(const char *engine)
 
 Test(hash, crc_sse42) { crc_engine("sse42"); }
 Test(hash, crc_arm64) { crc_engine("arm64-crc"); }
-Test(hash, crc_table) { crc_engine("table"); }
-Test(hash, crc_table_old_name) { crc_engine("crc-table"); }
+Test(hash, crc_table) { crc_engine("crc-table"); }
+Test(hash, crc_table_short_name) { crc_engine("table"); }
 
 Test(hash, xxhash64)
 {
@@ -1302,9 +1302,10 @@ Test(hash, engine_bare_name)
 	cr_assert_str_eq(engine_of("crc32c", "portable"), crc_def);
 	cr_assert_str_eq(dmt_engine_resolve("portable", "gf256"), "portable");
 	cr_assert_str_eq(engine_of("sha256", "openssl"), "openssl");
-	cr_assert_str_eq(engine_of("crc32c", "table"), "table");
-	cr_assert_str_eq(engine_of("crc32c", "crc-table"), "table");
-	cr_assert_str_eq(engine_of("crc32", "table"), "table");
+	/* "table" is the short name of crc-table */
+	cr_assert_str_eq(engine_of("crc32c", "table"), "crc-table");
+	cr_assert_str_eq(engine_of("crc32c", "crc-table"), "crc-table");
+	cr_assert_str_eq(engine_of("crc32", "table"), "crc-table");
 	cr_assert_str_eq(engine_of("sha256", "table"),
 			 dmt_engine_resolve(NULL, "sha256"));
 	cr_assert_str_eq(engine_of("sha256", "auto"),
@@ -1327,7 +1328,7 @@ Test(hash, engine_spec_list)
 	cr_assert_str_eq(engine_of("sha512", spec), "portable");
 	cr_assert_str_eq(engine_of("sha384", spec), "portable");
 	cr_assert_str_eq(engine_of("sha256", spec), def256);
-	cr_assert_str_eq(engine_of("crc32c", spec), "table");
+	cr_assert_str_eq(engine_of("crc32c", spec), "crc-table");
 	cr_assert_str_eq(dmt_engine_resolve(spec, "gf256"), "portable");
 	cr_assert_str_eq(engine_of("sha256", "sha256=openssl"), "openssl");
 	cr_assert_str_eq(engine_of("sha256", "sha256=portable,sha256=auto"),
@@ -1431,7 +1432,7 @@ Test(hash, cpu_mask)
 	dmt_hasher_free(h);
 	c.alg = "crc32c";
 	h = mk_ok(&c);
-	cr_assert_str_eq(dmt_hasher_engine(h), "table");
+	cr_assert_str_eq(dmt_hasher_engine(h), "crc-table");
 	dmt_hasher_free(h);
 	free(buf);
 }
