@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * File and device I/O for the formats: large positioned reads and writes,
- * sizes of files and block devices, hole detection, exclusive locks, new
- * outputs under a temporary name, and a test hook that injects faults.
- * Every function returns 0 (or a count) or a negative errno.
+ * sizes of files and block devices, hole detection, exclusive locks and
+ * new outputs under a temporary name.  (Fault injection for the tests:
+ * lib/common/testhooks.h, not part of the API.)  Every function returns
+ * 0 (or a count) or a negative errno.
  */
 #ifndef DMT_IO_H
 #define DMT_IO_H
