@@ -331,8 +331,8 @@ int tool_engine_setup(const char *engine_opt)
 	return 0;
 }
 
-/* One line per (primitive, candidate backend); the first column is what
- * --engine takes, the fourth what PRIMITIVE=NAME takes. */
+/* One line per (primitive, candidate backend): --engine takes ENGINE
+ * (column 1) or PRIMITIVE=ENGINE (columns 4 and 1). */
 void tool_list_engines(void)
 {
 	struct dmt_engine_info info[64];
