@@ -50,6 +50,7 @@ struct dmt_fec_params {
 
 	/* execution: never changes the output */
 	unsigned int threads;		/* 0: dmt_default_threads() */
+	const char *engine;		/* engine spec (<dmt/hash.h>), NULL */
 	struct dmt_progress progress;
 };
 

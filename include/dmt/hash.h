@@ -56,13 +56,13 @@ struct dmt_hasher_params {
 	size_t suffix_size;
 	size_t header_size;	/* per-message header bytes (0..64) */
 	size_t msg_size;	/* length of every message */
-	const char *engine;	/* force a backend by name; NULL = default */
+	const char *engine;	/* engine spec (see below); NULL = default */
 };
 
 /*
  * Returns 0, -ENOENT (unknown algorithm or engine), -EINVAL (bad sizes,
- * missing key), -ENOTSUP (engine not runnable on this CPU, or engine does
- * not implement the algorithm), -ENOMEM.
+ * missing key, malformed engine spec), -ENOTSUP (the spec forces a backend
+ * this CPU cannot run), -ENOMEM.
  */
 int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out);
 int dmt_hasher_clone(const struct dmt_hasher *h, struct dmt_hasher **out);
@@ -96,23 +96,54 @@ int dmt_hash_oneshot(const char *alg, const void *key, size_t key_size,
 
 /* ---- backends ("engines") ---- */
 
+/*
+ * Every CPU-dispatched primitive has candidate backends, one chosen by
+ * default for this CPU.  Primitives: "sha256" (sha256, sha224 and their
+ * hmac), "sha512" (sha512, sha384 and their hmac), "crc32c", "crc32",
+ * "xxhash64", "other" (the algorithms only OpenSSL provides) and "gf256"
+ * (the GF(2^8) multiply-accumulate of FEC encoding).
+ *
+ * An engine spec (the `engine` field of dmt_hasher_params,
+ * dmt_verity_params, dmt_integrity_opts and dmt_fec_params) forces a
+ * choice; it is a comma-separated list of items, later ones winning:
+ *	NAME		 that backend for every primitive that has one by
+ *			 that name and that this CPU runs it for; the other
+ *			 primitives keep their default (lenient)
+ *	PRIMITIVE=NAME	 that backend for that primitive; an error if it
+ *			 has no such backend or this CPU cannot run it
+ *			 (strict)
+ *	auto, PRIMITIVE=auto, NULL or ""	the default
+ * e.g. "portable", "sha256=shani-2x,crc32c=table,gf256=portable".
+ */
 struct dmt_engine_info {
-	const char *name;	/* "portable", "shani", "shani-2x", "avx2", ... */
-	const char *algs;	/* algorithms it implements, "sha256 sha224" */
+	const char *name;	/* "portable", "shani", "shani-2x", ... */
+	const char *primitive;	/* "sha256", "crc32c", "gf256", ... */
+	const char *algs;	/* the primitive's algorithms */
 	const char *desc;	/* one line */
-	unsigned int lanes;
-	bool available;		/* this CPU (and the feature mask) can run it */
-	bool is_default;	/* chosen by the dispatcher for one of its algs */
+	unsigned int lanes;	/* messages per call for this primitive */
+	bool available;		/* this CPU can run it for this primitive */
+	bool is_default;	/* the default choice for this primitive */
 };
 
-/* Fills up to max entries, returns the total number of engines. */
+/*
+ * One entry per (primitive, candidate backend), grouped by primitive;
+ * fills up to max entries, returns the total number.
+ */
 size_t dmt_engine_list(struct dmt_engine_info *out, size_t max);
 /*
- * Force a backend process-wide for the algorithms it implements (others
- * keep their default).  NULL or "auto" restores the default dispatch.
- * Returns 0, -ENOENT (unknown name) or -ENOTSUP (this CPU can't run it).
+ * Checks an engine spec against this CPU: 0, -EINVAL (malformed item or
+ * unknown primitive), -ENOENT (unknown backend, or none of that name for
+ * the primitive) or -ENOTSUP (this CPU cannot run it: for a bare NAME, for
+ * any of its primitives).  On error the offending item is copied into bad
+ * (NUL-terminated, truncated to bad_size; bad may be NULL if bad_size is 0).
  */
-int dmt_engine_force(const char *name);
+int dmt_engine_spec_check(const char *spec, char *bad, size_t bad_size);
+/*
+ * Name of the backend the dispatcher uses for primitive under spec (for
+ * SHA-2, the widest of its default plan, as dmt_hasher_engine reports);
+ * NULL for an unknown primitive or an invalid spec.
+ */
+const char *dmt_engine_resolve(const char *spec, const char *primitive);
 /* Name of the environment variable the tools read for the same purpose. */
 #define DMT_ENGINE_ENV "DMT_ENGINE"
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * File and device I/O for the formats: large positioned reads and writes,
- * sizes of files and block devices, hole detection, exclusive locks, new
- * outputs under a temporary name, and a test hook that injects faults.
- * Every function returns 0 (or a count) or a negative errno.
+ * sizes of files and block devices, hole detection, exclusive locks and
+ * new outputs under a temporary name.  (Fault injection for the tests:
+ * lib/common/testhooks.h, not part of the API.)  Every function returns
+ * 0 (or a count) or a negative errno.
  */
 #ifndef DMT_IO_H
 #define DMT_IO_H
@@ -81,23 +82,6 @@ int dmt_file_next_data(struct dmt_file *f, uint64_t off, uint64_t end,
 
 /* Same path or same inode (for "output equals input" checks). */
 bool dmt_same_file(const char *a, const char *b);
-
-/* Test-only fault injection: the Nth (1-based) matching operation on a file
- * whose path contains `path_substr` fails with `err` (or is cut short when
- * err == 0 and short_write is set).  Cleared by dmt_io_fault_clear().
- *
- * Also test-only: the environment variable DMT_IO_FAULT, read once at the
- * first I/O, arms the same hook in a whole process so tests can break the
- * real tools: DMT_IO_FAULT="<path-substring>:<op>:<nth>:<err>" with op one
- * of read, write, sync, open and err an errno name (ENOSPC, EIO, EACCES,
- * EPERM, EROFS, ENOMEM, EBUSY, EFBIG, EDQUOT, ENOENT, EINTR, ENODATA), a
- * number, or "short" (write only: half the buffer is written, then
- * -ENOSPC).  Writes include growing a file; opens include new temporary
- * files.  Malformed values are ignored.  Not for production use. */
-enum dmt_io_op { DMT_IO_READ, DMT_IO_WRITE, DMT_IO_SYNC, DMT_IO_OPEN };
-void dmt_io_fault_set(const char *path_substr, enum dmt_io_op op,
-		      unsigned long nth, int err, bool short_write);
-void dmt_io_fault_clear(void);
 
 /* Helpers for messages: static text of a negative errno. */
 const char *dmt_strerror(int err);

@@ -2,7 +2,8 @@
 /*
  * CPU feature detection, once per process.  x86-64: CPUID plus XGETBV so a
  * vector ISA counts only when the OS saves its registers.  aarch64 and s390x:
- * the kernel's HWCAP bits.  Tests mask features off to exercise fallbacks.
+ * the kernel's HWCAP bits.  Tests mask features off to exercise fallbacks
+ * (lib/common/testhooks.h).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 
 #include "lib/common/cpu.h"
-#include "lib/hash/hash_backend.h"
+#include "lib/common/testhooks.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -21,7 +22,6 @@
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static uint32_t cpu_detected;
 static uint32_t cpu_masked;	/* accessed with __atomic builtins */
-static int cpu_valgrind;
 static unsigned int cpu_family;
 
 #if defined(__x86_64__)
@@ -134,8 +134,7 @@ static int detect_valgrind(void)
 static void cpu_init(void)
 {
 	cpu_detected = detect();
-	cpu_valgrind = detect_valgrind();
-	if (cpu_valgrind)
+	if (detect_valgrind())
 		cpu_detected &= ~(uint32_t)(DMT_CPU_X86_SHANI |
 					    DMT_CPU_X86_AVX512 |
 					    DMT_CPU_X86_GFNI);
@@ -156,10 +155,4 @@ unsigned int dmt_cpu_x86_family(void)
 {
 	pthread_once(&cpu_once, cpu_init);
 	return cpu_family;
-}
-
-int dmt_cpu_under_valgrind(void)
-{
-	pthread_once(&cpu_once, cpu_init);
-	return cpu_valgrind;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* CPU feature detection, done once; tests may mask features off. */
+/* CPU feature detection, done once (tests mask features off through
+ * lib/common/testhooks.h). */
 #ifndef DMT_CPU_H
 #define DMT_CPU_H
 
@@ -20,11 +21,12 @@ enum {
 	DMT_CPU_S390_MSA = 1u << 20,	/* CPACF present; details by query */
 };
 
-/* Detected features & ~mask (see dmt_cpu_set_mask). */
+/* Detected features, less those a test masked off (dmt_cpu_mask_off). */
 uint32_t dmt_cpu_features(void);
-/* Test-only: clear these feature bits from what dmt_cpu_features() returns. */
-void dmt_cpu_mask_off(uint32_t bits);
-/* True when running under valgrind (its CPUID hides SHA-NI/AVX-512). */
-int dmt_cpu_under_valgrind(void);
+/*
+ * x86 display family (CPUID 1: base + extended family), 0 elsewhere:
+ * tells AMD Zen 5 (1Ah, full-width AVX-512) from earlier Zen.
+ */
+unsigned int dmt_cpu_x86_family(void);
 
 #endif /* DMT_CPU_H */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * File and device I/O.  All transfers are large and positioned; the fault
- * hook lets tests inject ENOSPC/EIO/short writes without root tricks.
+ * File and device I/O.  All transfers are large and positioned; every
+ * open, read, write and sync passes the fault hook (lib/common/testhooks.h)
+ * so tests can inject ENOSPC/EIO/short writes without root tricks.
  */
 #include <dmt/io.h>
+#include "lib/common/testhooks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,129 +19,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---- fault injection (tests only; costs one branch otherwise) ---- */
-
-static struct {
-	pthread_mutex_t lock;
-	bool armed;
-	char path[PATH_MAX];
-	enum dmt_io_op op;
-	unsigned long nth, seen;
-	int err;
-	bool short_write;
-} fault = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-void dmt_io_fault_set(const char *path_substr, enum dmt_io_op op,
-		      unsigned long nth, int err, bool short_write)
-{
-	pthread_mutex_lock(&fault.lock);
-	snprintf(fault.path, sizeof(fault.path), "%s", path_substr);
-	fault.op = op;
-	fault.nth = nth ? nth : 1;
-	fault.seen = 0;
-	fault.err = err > 0 ? -err : err;
-	fault.short_write = short_write;
-	fault.armed = true;
-	pthread_mutex_unlock(&fault.lock);
-}
-
-void dmt_io_fault_clear(void)
-{
-	pthread_mutex_lock(&fault.lock);
-	fault.armed = false;
-	pthread_mutex_unlock(&fault.lock);
-}
-
-/*
- * DMT_IO_FAULT="substr:op:nth:err" arms the hook in a whole process, so
- * tests can make the real tools fail.  op is read, write, sync or open;
- * err an errno name (ENOSPC, EIO, ...), a number, or "short" for a write
- * cut short.  The last three fields are split off from the right, so the
- * path part may hold ':'.  Malformed values are ignored.
- */
-static const struct {
-	const char *name;
-	int err;
-} fault_errnos[] = {
-	{ "ENOSPC", ENOSPC }, { "EIO", EIO }, { "EACCES", EACCES },
-	{ "EPERM", EPERM }, { "EROFS", EROFS }, { "ENOMEM", ENOMEM },
-	{ "EBUSY", EBUSY }, { "EFBIG", EFBIG }, { "EDQUOT", EDQUOT },
-	{ "ENOENT", ENOENT }, { "EINTR", EINTR }, { "ENODATA", ENODATA },
-};
-
-static bool fault_env_num(const char *s, unsigned long *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return !errno && !*end;
-}
-
-static void fault_env_parse(void)
-{
-	static const char *const ops[] = { "read", "write", "sync", "open" };
-	const char *env = getenv("DMT_IO_FAULT");
-	char buf[PATH_MAX + 64], *f[3], *p;
-	unsigned long nth, num;
-	bool short_write = false;
-	int op = -1, err = 0;
-	size_t i;
-
-	if (!env || !*env || strlen(env) >= sizeof(buf))
-		return;
-	strcpy(buf, env);
-	for (i = 0; i < 3; i++) {
-		p = strrchr(buf, ':');
-		if (!p)
-			return;
-		*p = '\0';
-		f[2 - i] = p + 1;
-	}
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(f[0], ops[i]))
-			op = (int)i;
-	if (op < 0 || !fault_env_num(f[1], &nth) || !nth)
-		return;
-	if (!strcmp(f[2], "short")) {
-		short_write = true;
-	} else if (fault_env_num(f[2], &num) && num && num < 4096) {
-		err = (int)num;
-	} else {
-		for (i = 0; i < sizeof(fault_errnos) / sizeof(fault_errnos[0]);
-		     i++)
-			if (!strcmp(f[2], fault_errnos[i].name))
-				err = fault_errnos[i].err;
-	}
-	if (!err && !short_write)
-		return;
-	if (short_write && op != DMT_IO_WRITE)
-		return;
-	dmt_io_fault_set(buf, (enum dmt_io_op)op, nth, err, short_write);
-}
-
-static pthread_once_t fault_env_once = PTHREAD_ONCE_INIT;
-
-/* Returns 0 (no fault), a negative errno, or 1 for "cut this write short". */
-static int fault_check(const char *path, enum dmt_io_op op)
-{
-	int ret = 0;
-
-	pthread_once(&fault_env_once, fault_env_parse);
-	if (!__atomic_load_n(&fault.armed, __ATOMIC_RELAXED))
-		return 0;
-	pthread_mutex_lock(&fault.lock);
-	if (fault.armed && fault.op == op && path && strstr(path, fault.path) &&
-	    ++fault.seen == fault.nth) {
-		ret = fault.short_write ? 1 : fault.err;
-		fault.armed = false;
-	}
-	pthread_mutex_unlock(&fault.lock);
-	return ret;
-}
 
 /* ---- open / commit / close ---- */
 
@@ -184,7 +63,7 @@ int dmt_file_open(struct dmt_file *f, const char *path, int flags)
 	if (!f->path)
 		return -ENOMEM;
 
-	err = fault_check(path, DMT_IO_OPEN);
+	err = dmt_io_fault_check(path, DMT_IO_OPEN);
 	if (err)
 		goto fail;
 
@@ -337,7 +216,7 @@ int dmt_file_extend(struct dmt_file *f, uint64_t size)
 	if (f->is_blockdev)
 		return -ENOSPC;
 	/* a file that cannot grow: a short write here is a full disk */
-	err = fault_check(f->path, DMT_IO_WRITE);
+	err = dmt_io_fault_check(f->path, DMT_IO_WRITE);
 	if (err)
 		return err < 0 ? err : -ENOSPC;
 	if (size > (uint64_t)INT64_MAX)
@@ -352,7 +231,7 @@ int dmt_file_extend(struct dmt_file *f, uint64_t size)
 int dmt_pread_full(struct dmt_file *f, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;
-	int err = fault_check(f->path, DMT_IO_READ);
+	int err = dmt_io_fault_check(f->path, DMT_IO_READ);
 
 	if (err < 0)
 		return err;
@@ -377,7 +256,7 @@ int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 		    uint64_t off)
 {
 	const uint8_t *p = buf;
-	int err = fault_check(f->path, DMT_IO_WRITE);
+	int err = dmt_io_fault_check(f->path, DMT_IO_WRITE);
 
 	if (err < 0)
 		return err;
@@ -416,7 +295,7 @@ int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 
 int dmt_file_sync(struct dmt_file *f)
 {
-	int err = fault_check(f->path, DMT_IO_SYNC);
+	int err = dmt_io_fault_check(f->path, DMT_IO_SYNC);
 
 	if (err < 0)
 		return err;

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lib/common/cpu.h"
+#include "lib/hash/dispatch.h"
 #include "lib/fec/fec_gf256.h"
 #include <dmt/threads.h>
 
@@ -433,15 +433,17 @@ static void fec_free(struct dmt_fec *f)
 	pthread_mutex_destroy(&f->lock);
 }
 
-/* GFNI matrices for every coefficient when the CPU can use them. */
+/* GFNI matrices for every coefficient when the dispatcher picks GFNI. */
 static int setup_simd(struct dmt_fec *f)
 {
+	enum dmt_gf256_impl impl;
+	int r = dmt_gf256_choose(f->p->engine, &impl);
+
+	if (r < 0 || impl != DMT_GF256_GFNI)
+		return r;
 #if defined(__x86_64__)
-	uint32_t need = DMT_CPU_X86_GFNI | DMT_CPU_X86_AVX512;
 	size_t i, k, n = (size_t)f->l.rsn * f->l.roots;
 
-	if ((dmt_cpu_features() & need) != need)
-		return 0;
 	f->mats = alloc64(n * 8 * sizeof(*f->mats));
 	if (!f->mats)
 		return -ENOMEM;

@@ -17,8 +17,8 @@
 #include <xxhash.h>
 
 #include <dmt/hash.h>
-#include "lib/hash/hash_backend.h"
 #include "lib/common/cpu.h"
+#include "lib/hash/dispatch.h"
 
 /* ---- registry ---- */
 
@@ -72,73 +72,9 @@ static bool alg_usable(const struct dmt_hash_alg *a)
 	return !a->ossl || a->kind != AK_EVP || alg_md[alg_index(a)];
 }
 
-/* ---- engines ---- */
-
-enum eng_kind { EK_MB, EK_OPENSSL, EK_CRC, EK_XXH };
-
-struct engine {
-	const char *name;
-	const char *algs;
-	const char *desc;
-	enum eng_kind kind;
-	const struct dmt_sha256_backend *s256;
-	const struct dmt_sha512_backend *s512;
-	dmt_crc32_fn crc32c;
-	dmt_crc32_fn crc32;
-	uint32_t needs;		/* CPU bits of the CRC functions */
-	dmt_hmac_batch_fn hmac_batch;
-};
-
-/* Not const: the platform hook fills the "cpacf" entry at init. */
-static struct engine engines[] = {
-	{ "portable", "sha256 sha224 sha512 sha384",
-	  "portable C, one message at a time", EK_MB,
-	  &dmt_sha256_portable, &dmt_sha512_portable, NULL, NULL, 0, NULL },
-#if defined(__x86_64__)
-	{ "shani", "sha256 sha224", "x86 SHA extensions, 1 message", EK_MB,
-	  &dmt_sha256_shani, NULL, NULL, NULL, 0, NULL },
-	{ "shani-2x", "sha256 sha224",
-	  "x86 SHA extensions, 2 messages interleaved", EK_MB,
-	  &dmt_sha256_shani_2x, NULL, NULL, NULL, 0, NULL },
-	{ "avx2", "sha256 sha224", "AVX2, 8 messages (one per lane)", EK_MB,
-	  &dmt_sha256_avx2, NULL, NULL, NULL, 0, NULL },
-	{ "avx512", "sha256 sha224 sha512 sha384",
-	  "AVX-512, 16 SHA-256 / 8 SHA-512 messages", EK_MB,
-	  &dmt_sha256_avx512, &dmt_sha512_avx512, NULL, NULL, 0, NULL },
-#endif
-#if defined(__aarch64__)
-	{ "ce", "sha256 sha224", "ARMv8 crypto extensions, 1 message", EK_MB,
-	  &dmt_sha256_ce, NULL, NULL, NULL, 0, NULL },
-	{ "ce-2x", "sha256 sha224",
-	  "ARMv8 crypto extensions, 2 messages interleaved", EK_MB,
-	  &dmt_sha256_ce_2x, NULL, NULL, NULL, 0, NULL },
-#endif
-#if defined(__s390x__)
-	{ "cpacf", "sha256 sha224 sha512 sha384",
-	  "s390 CPACF (KIMD/KLMD, KMAC)", EK_MB,
-	  NULL, NULL, NULL, NULL, 0, NULL },
-#endif
-	{ "openssl", "sha1 sha2 sha3 sm3 md5 rmd160 blake2b-512, hmac(...)",
-	  "OpenSSL EVP, 1 message at a time, context reused", EK_OPENSSL,
-	  NULL, NULL, NULL, NULL, 0, NULL },
-#if defined(__x86_64__)
-	{ "sse42", "crc32c", "SSE4.2 crc32 instruction, 3 streams", EK_CRC,
-	  NULL, NULL, dmt_crc32c_sse42, NULL,
-	  DMT_CPU_X86_SSE42 | DMT_CPU_X86_PCLMUL, NULL },
-#endif
-#if defined(__aarch64__)
-	{ "arm64-crc", "crc32c", "ARMv8 CRC32 instructions", EK_CRC,
-	  NULL, NULL, dmt_crc32c_arm64, NULL, DMT_CPU_ARM64_CRC32, NULL },
-#endif
-	{ "crc-table", "crc32c crc32", "table-driven CRC, slicing by 8",
-	  EK_CRC, NULL, NULL, dmt_crc32c_table, dmt_crc32_le_table, 0, NULL },
-	{ "libxxhash", "xxhash64", "libxxhash XXH64", EK_XXH,
-	  NULL, NULL, NULL, NULL, 0, NULL },
-};
-#define NENGINES (sizeof(engines) / sizeof(engines[0]))
+/* ---- engines: lib/hash/dispatch.c chooses, this file frames ---- */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static int forced_engine = -1;	/* index, accessed with __atomic */
 
 static void engine_init(void)
 {
@@ -152,188 +88,31 @@ static void engine_init(void)
 		else if (algs[i].ossl)
 			alg_md[i] = EVP_MD_fetch(NULL, algs[i].ossl, NULL);
 	}
-#if defined(__s390x__)
-	{
-		struct dmt_platform_hooks hooks = { 0 };
-
-		dmt_s390_probe(&hooks);
-		for (i = 0; i < NENGINES; i++) {
-			if (strcmp(engines[i].name, "cpacf"))
-				continue;
-			engines[i].s256 = hooks.sha256;
-			engines[i].s512 = hooks.sha512;
-			engines[i].hmac_batch = hooks.hmac_batch;
-		}
-	}
-#endif
 }
 
 static void init(void)
 {
 	pthread_once(&init_once, engine_init);
+	dmt_dispatch_init();
 }
 
-/* Does engine e implement alg a at all (whatever the CPU)? */
-static bool eng_implements(const struct engine *e, const struct dmt_hash_alg *a)
+static enum dmt_prim alg_prim(const struct dmt_hash_alg *a)
 {
-	switch (e->kind) {
-	case EK_MB:
-		return (a->kind == AK_SHA256 && e->s256 &&
-			e->s256->lanes <= DMT_MB_MAX_LANES) ||
-		       (a->kind == AK_SHA512 && e->s512 &&
-			e->s512->lanes <= DMT_MB_MAX_LANES);
-	case EK_OPENSSL:
-		return (a->kind == AK_SHA256 || a->kind == AK_SHA512 ||
-			a->kind == AK_EVP) && alg_md[alg_index(a)];
-	case EK_CRC:
-		return (a->kind == AK_CRC32C && e->crc32c) ||
-		       (a->kind == AK_CRC32 && e->crc32);
-	case EK_XXH:
-		return a->kind == AK_XXH64;
+	switch (a->kind) {
+	case AK_SHA256:
+		return DMT_PRIM_SHA256;
+	case AK_SHA512:
+		return DMT_PRIM_SHA512;
+	case AK_CRC32C:
+		return DMT_PRIM_CRC32C;
+	case AK_CRC32:
+		return DMT_PRIM_CRC32;
+	case AK_XXH64:
+		return DMT_PRIM_XXH64;
+	case AK_EVP:
+		break;
 	}
-	return false;
-}
-
-static uint32_t eng_needs(const struct engine *e, const struct dmt_hash_alg *a)
-{
-	if (e->kind == EK_CRC)
-		return e->needs;
-	if (e->kind != EK_MB)
-		return 0;
-	return a->kind == AK_SHA512 ? e->s512->cpu_needs : e->s256->cpu_needs;
-}
-
-static bool eng_runs(const struct engine *e, const struct dmt_hash_alg *a,
-		     uint32_t cpu)
-{
-	uint32_t needs;
-
-	if (!eng_implements(e, a))
-		return false;
-	needs = eng_needs(e, a);
-	return (cpu & needs) == needs;
-}
-
-static int eng_find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < NENGINES; i++)
-		if (!strcasecmp(engines[i].name, name))
-			return (int)i;
-	return -1;
-}
-
-static const struct engine *eng_named(const char *name)
-{
-	int i = eng_find(name);
-
-	return i < 0 ? NULL : &engines[i];
-}
-
-/* ---- default dispatch ---- */
-
-/*
- * The SHA-2 plan: the usable backends, fastest per message first, and for
- * each count r of messages left below the first one's lane count, which
- * backend takes the next group.  A group costs lanes/speed whatever its
- * fill, so the plan minimises the sum of those over the remainder (e.g. 9
- * leftover messages are cheaper as one half-empty AVX-512 group than as
- * 2-way SHA-NI pairs, and a lone message goes to whichever 1-lane code is
- * fastest, OpenSSL's included).
- */
-#define PLAN_MAX 8
-
-struct plan {
-	const struct engine *eng[PLAN_MAX];	/* NULL = OpenSSL fallback */
-	unsigned int speed[PLAN_MAX];
-	unsigned int n;
-};
-
-/* Single-core MB/s at 4 KiB messages; 0 = do not use. */
-struct speed {
-	const char *eng;
-	unsigned int s256, s512;
-};
-
-/* AMD Zen 5 (family 1Ah, full-width AVX-512): measured, bench_hash. */
-static const struct speed speed_zen5[] = {
-	{ "avx512", 4660, 4190 }, { "shani-2x", 2470, 0 },
-	{ "shani", 1620, 0 }, { "avx2", 1360, 0 },
-	{ "openssl", 1960, 1130 }, { NULL, 0, 0 },
-};
-
-/*
- * Intel with AVX-512 (Emerald Rapids, docs/performance.md); SHA-512 AVX-512
- * not measured there, only known to beat OpenSSL's 540 MB/s AVX2 code.
- */
-static const struct speed speed_intel512[] = {
-	{ "avx512", 2750, 1500 }, { "shani-2x", 1740, 0 },
-	{ "shani", 1330, 0 }, { "avx2", 1000, 0 },
-	{ "openssl", 1250, 540 }, { NULL, 0, 0 },
-};
-
-/*
- * Everything else, by relative figures: AMD before Zen 5 runs AVX-512 at
- * half width (behind 2-way SHA-NI, which gains 1.6-2x there); OpenSSL
- * has SHA-NI/CE/CPACF code when we do, else its AVX2/NEON/scalar code.
- */
-static const struct speed speed_other[] = {
-	{ "shani-2x", 2400, 0 }, { "avx512", 2300, 1200 },
-	{ "shani", 1330, 0 }, { "ce-2x", 1800, 0 }, { "ce", 1000, 0 },
-	{ "cpacf", 1300, 1300 }, { "avx2", 1000, 0 },
-	{ NULL, 0, 0 },
-};
-
-static unsigned int eng_speed(const struct engine *e,
-			      const struct dmt_hash_alg *a, uint32_t cpu)
-{
-	const struct speed *t = speed_other;
-	const char *name = e ? e->name : "openssl";
-	bool wide = a->kind == AK_SHA512;
-
-	if ((cpu & DMT_CPU_X86_AVX512) && (cpu & DMT_CPU_X86_INTEL))
-		t = speed_intel512;
-	else if ((cpu & DMT_CPU_X86_AVX512) && (cpu & DMT_CPU_X86_AMD) &&
-		 dmt_cpu_x86_family() >= 0x1a)
-		t = speed_zen5;
-	for (; t->eng; t++)
-		if (!strcmp(t->eng, name))
-			return wide ? t->s512 : t->s256;
-	if (!strcmp(name, "portable"))
-		return wide ? 330 : 220;
-	if (!strcmp(name, "openssl"))
-		return wide ? 540 :
-		       cpu & (DMT_CPU_X86_SHANI | DMT_CPU_ARM64_SHA2 |
-			      DMT_CPU_S390_MSA) ? 1250 : 350;
-	return 0;
-}
-
-static void default_plan(const struct dmt_hash_alg *a, uint32_t cpu,
-			 struct plan *p)
-{
-	unsigned int i, j, sp;
-
-	p->n = 0;
-	for (i = 0; i <= NENGINES && p->n < PLAN_MAX; i++) {
-		const struct engine *e = i < NENGINES ? &engines[i] : NULL;
-
-		if (e && (e->kind != EK_MB || !eng_runs(e, a, cpu)))
-			continue;
-		if (!e && !alg_md[alg_index(a)])
-			continue;
-		sp = eng_speed(e, a, cpu);
-		if (!sp)
-			continue;
-		/* insertion sort, fastest first */
-		for (j = p->n; j > 0 && p->speed[j - 1] < sp; j--) {
-			p->eng[j] = p->eng[j - 1];
-			p->speed[j] = p->speed[j - 1];
-		}
-		p->eng[j] = e;
-		p->speed[j] = sp;
-		p->n++;
-	}
+	return DMT_PRIM_OTHER;
 }
 
 /* ---- hashers ---- */
@@ -350,7 +129,7 @@ struct dmt_hasher {
 	uint8_t *prefix, *suffix, *key, *pads, *in_stage, *out_stage;
 
 	/* SHA-2 multi-lane path */
-	struct dmt_mb_fn fn[PLAN_MAX];
+	struct dmt_mb_fn fn[DMT_PLAN_MAX];
 	unsigned int nfn, width;
 	uint8_t pick[DMT_MB_MAX_LANES + 1];
 	struct dmt_mb_pass inner, outer;
@@ -456,27 +235,15 @@ static int check_key(const struct dmt_hash_alg *a, const void *key,
 	return -EINVAL;
 }
 
-/* Which engine hashes alg: the caller's choice, the forced one, or NULL. */
-static int choose_engine(const struct dmt_hash_alg *a, const char *name,
-			 uint32_t cpu, const struct engine **out)
+/* Which engine the spec forces for alg's primitive (NULL: the default). */
+static int choose_engine(const struct dmt_hash_alg *a, const char *spec,
+			 uint32_t cpu, const struct dmt_engine **out)
 {
-	int fi;
+	struct dmt_engine_choice c;
+	int rc = dmt_engine_choose(spec, cpu, &c, NULL, 0);
 
-	*out = NULL;
-	if (name && strcasecmp(name, "auto")) {
-		const struct engine *e = eng_named(name);
-
-		if (!e)
-			return -ENOENT;
-		if (!eng_runs(e, a, cpu))
-			return -ENOTSUP;
-		*out = e;
-		return 0;
-	}
-	fi = __atomic_load_n(&forced_engine, __ATOMIC_ACQUIRE);
-	if (!name && fi >= 0 && eng_runs(&engines[fi], a, cpu))
-		*out = &engines[fi];
-	return 0;
+	*out = rc ? NULL : c.eng[alg_prim(a)];
+	return rc;
 }
 
 static void fix_pointers(struct dmt_hasher *h)
@@ -494,7 +261,7 @@ static size_t align64(size_t v)
 	return (v + 63) & ~(size_t)63;
 }
 
-static void set_fn(struct dmt_mb_fn *fn, const struct engine *e,
+static void set_fn(struct dmt_mb_fn *fn, const struct dmt_engine *e,
 		   const struct dmt_hash_alg *a)
 {
 	memset(fn, 0, sizeof(*fn));
@@ -512,10 +279,10 @@ static void set_fn(struct dmt_mb_fn *fn, const struct engine *e,
 	}
 }
 
-/* Remainder plan, see struct plan. */
-static void make_picks(struct dmt_hasher *h, const struct plan *p)
+/* Remainder plan, see dmt_default_plan() (lib/hash/dispatch.c). */
+static void make_picks(struct dmt_hasher *h, const struct dmt_plan *p)
 {
-	double best[DMT_MB_MAX_LANES + 1], cost[PLAN_MAX];
+	double best[DMT_MB_MAX_LANES + 1], cost[DMT_PLAN_MAX];
 	unsigned int r, i;
 
 	for (i = 0; i < h->nfn; i++)
@@ -614,7 +381,7 @@ static int evp_templates(struct dmt_hasher *h)
 }
 
 static int hasher_setup(struct dmt_hasher *h, const struct dmt_hasher_params *p,
-			const struct engine *e)
+			const struct dmt_engine *e)
 {
 	const struct dmt_hash_alg *a = h->alg;
 	uint64_t seed = 0;
@@ -666,28 +433,140 @@ static int hasher_setup(struct dmt_hasher *h, const struct dmt_hasher_params *p,
 	return 0;
 }
 
-int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out)
+static int check_params(const struct dmt_hasher_params *p,
+			const struct dmt_hash_alg **a)
 {
-	const struct dmt_hash_alg *a;
-	const struct engine *e;
-	struct dmt_hasher tmp, *h = NULL;
-	struct plan pl = { { NULL }, { 0 }, 0 };
-	uint32_t cpu = dmt_cpu_features();
-	size_t in_sz = 0, out_sz = 0, pads = 0, off;
-	unsigned int i;
-	int rc;
+	int rc = dmt_hash_alg_lookup(p->alg, a);
 
-	*out = NULL;
-	rc = dmt_hash_alg_lookup(p->alg, &a);
 	if (rc)
-		goto out;
-	rc = -EINVAL;
+		return rc;
 	if (p->header_size > 64 || (p->prefix_size && !p->prefix) ||
 	    (p->suffix_size && !p->suffix) ||
 	    p->prefix_size > (1u << 30) || p->suffix_size > (1u << 30) ||
 	    p->key_size > (1u << 30) || p->msg_size > ((size_t)1 << 60))
-		goto out;
-	rc = check_key(a, p->key, p->key_size);
+		return -EINVAL;
+	return check_key(*a, p->key, p->key_size);
+}
+
+/* Staging sizes of a hasher, besides prefix, suffix and key. */
+struct hasher_sizes {
+	size_t pads, in, out;
+};
+
+/* SHA-2 on block functions: the plan, its lanes, the staging it needs. */
+static void setup_mb(struct dmt_hasher *t, const struct dmt_plan *pl,
+		     const struct dmt_hasher_params *p, struct hasher_sizes *sz)
+{
+	const struct dmt_hash_alg *a = t->alg;
+	bool wide = a->kind == AK_SHA512;
+	size_t bs = wide ? 128 : 64;
+	unsigned int i;
+
+	t->nfn = pl->n;
+	for (i = 0; i < pl->n; i++) {
+		set_fn(&t->fn[i], pl->eng[i], a);
+		if (t->fn[i].lanes > t->width)
+			t->width = t->fn[i].lanes;
+		/* an OpenSSL fallback in the plan needs the EVP context */
+		if (!t->fn[i].f256 && !t->fn[i].f512)
+			t->need_ctx = true;
+	}
+	make_picks(t, pl);
+	t->engine_name = t->fn[0].name;
+	t->hmac_batch = a->hmac ? pl->eng[0]->hmac_batch : NULL;
+	sz->in = t->width *
+		 dmt_mb_pass_plan(&t->inner, wide,
+				  p->prefix_size + (a->hmac ? bs : 0),
+				  p->header_size, p->msg_size, p->suffix_size);
+	if (a->hmac) {
+		t->evp_bs = bs;
+		sz->out = t->width * dmt_mb_pass_plan(&t->outer, wide, bs, 0,
+						      a->digest_size, 0);
+		sz->pads = 2 * bs;
+	}
+}
+
+/*
+ * Chooses the path and backend of alg (e: the forced engine or NULL) and
+ * fills in what the hasher needs besides its buffers.
+ */
+static int setup_path(struct dmt_hasher *t, const struct dmt_engine **e,
+		      uint32_t cpu, const struct dmt_hasher_params *p,
+		      struct hasher_sizes *sz)
+{
+	const struct dmt_hash_alg *a = t->alg;
+	struct dmt_plan pl = { { NULL }, { 0 }, 0 };
+
+	switch (a->kind) {
+	case AK_SHA256:
+	case AK_SHA512:
+		if (*e && (*e)->kind == DMT_EK_MB) {
+			pl.eng[0] = *e;
+			pl.n = 1;
+		} else if (!*e) {
+			dmt_default_plan(alg_prim(a), t->md != NULL, cpu, &pl);
+		}
+		/* a plan of just the OpenSSL fallback is the EVP path */
+		if (pl.n && pl.eng[0]) {
+			t->path = PATH_MB;
+			setup_mb(t, &pl, p, sz);
+			return 0;
+		}
+		break;
+	case AK_EVP:
+		break;
+	case AK_XXH64:
+	case AK_CRC32C:
+	case AK_CRC32:
+		t->path = a->kind == AK_XXH64 ? PATH_XXH : PATH_CRC;
+		if (!*e)
+			*e = dmt_engine_default(alg_prim(a), cpu);
+		t->engine_name = (*e)->name;
+		return 0;
+	}
+	t->path = PATH_EVP;
+	t->need_ctx = true;
+	if (!t->md)
+		return -ENOTSUP;
+	t->engine_name = "openssl";
+	if (a->hmac) {
+		t->evp_bs = (size_t)EVP_MD_get_block_size(t->md);
+		sz->pads = 2 * t->evp_bs;
+	}
+	return 0;
+}
+
+/* Offsets of the buffers in the hasher's data[]; returns its size. */
+static size_t layout(struct dmt_hasher *t, const struct hasher_sizes *sz)
+{
+	size_t off = 0;
+
+	t->off_prefix = off;
+	off += align64(t->prefix_size);
+	t->off_suffix = off;
+	off += align64(t->suffix_size);
+	t->off_key = off;
+	off += align64(t->key_size);
+	t->off_pads = off;
+	off += align64(sz->pads);
+	t->off_in = off;
+	off += align64(sz->in);
+	t->off_out = off;
+	off += align64(sz->out);
+	return sizeof(*t) + off;
+}
+
+int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out)
+{
+	const struct dmt_hash_alg *a;
+	const struct dmt_engine *e;
+	struct dmt_hasher tmp, *h = NULL;
+	struct hasher_sizes sz = { 0, 0, 0 };
+	uint32_t cpu = dmt_cpu_features();
+	int rc;
+
+	*out = NULL;
+	rc = check_params(p, &a);
 	if (rc)
 		goto out;
 	rc = choose_engine(a, p->engine, cpu, &e);
@@ -704,93 +583,10 @@ int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out)
 	tmp.key_size = p->key_size;
 	tmp.width = 1;
 	tmp.md = alg_md[alg_index(a)];
-
-	if (a->kind == AK_SHA256 || a->kind == AK_SHA512) {
-		if (e && e->kind == EK_MB) {
-			pl.eng[0] = e;
-			pl.n = 1;
-		} else if (!e) {
-			default_plan(a, cpu, &pl);
-		}
-		/* a plan of just the OpenSSL fallback is the EVP path */
-		tmp.path = pl.n && pl.eng[0] ? PATH_MB : PATH_EVP;
-	} else if (a->kind == AK_EVP) {
-		tmp.path = PATH_EVP;
-	} else if (a->kind == AK_XXH64) {
-		tmp.path = PATH_XXH;
-		e = eng_named("libxxhash");
-	} else {
-		tmp.path = PATH_CRC;
-		if (!e)
-			e = eng_named(a->kind == AK_CRC32C &&
-				      (cpu & DMT_CPU_X86_SSE42) &&
-				      (cpu & DMT_CPU_X86_PCLMUL) ? "sse42" :
-				      a->kind == AK_CRC32C &&
-				      (cpu & DMT_CPU_ARM64_CRC32) ?
-				      "arm64-crc" : "crc-table");
-	}
-
-	if (tmp.path == PATH_MB) {
-		bool wide = a->kind == AK_SHA512;
-
-		tmp.nfn = pl.n;
-		for (i = 0; i < pl.n; i++) {
-			set_fn(&tmp.fn[i], pl.eng[i], a);
-			if (tmp.fn[i].lanes > tmp.width)
-				tmp.width = tmp.fn[i].lanes;
-		}
-		make_picks(&tmp, &pl);
-		tmp.engine_name = tmp.fn[0].name;
-		tmp.hmac_batch = a->hmac ? pl.eng[0]->hmac_batch : NULL;
-		in_sz = tmp.width *
-			dmt_mb_pass_plan(&tmp.inner, wide,
-					 p->prefix_size + (a->hmac ?
-					 (wide ? 128 : 64) : 0),
-					 p->header_size, p->msg_size,
-					 p->suffix_size);
-		if (a->hmac) {
-			tmp.evp_bs = wide ? 128 : 64;
-			out_sz = tmp.width *
-				 dmt_mb_pass_plan(&tmp.outer, wide,
-						  wide ? 128 : 64, 0,
-						  a->digest_size, 0);
-			pads = 2 * (wide ? 128 : 64);
-		}
-	} else if (tmp.path == PATH_EVP) {
-		if (!tmp.md) {
-			rc = -ENOTSUP;
-			goto out;
-		}
-		tmp.engine_name = "openssl";
-		if (a->hmac) {
-			tmp.evp_bs = (size_t)EVP_MD_get_block_size(tmp.md);
-			pads = 2 * tmp.evp_bs;
-		}
-	} else {
-		tmp.engine_name = e->name;
-	}
-	/* MB plans with an OpenSSL fallback also need the EVP context. */
-	tmp.need_ctx = tmp.path == PATH_EVP;
-	for (i = 0; tmp.path == PATH_MB && i < tmp.nfn; i++) {
-		if (tmp.fn[i].f256 || tmp.fn[i].f512)
-			continue;
-		tmp.need_ctx = true;
-	}
-
-	off = 0;
-	tmp.off_prefix = off;
-	off += align64(p->prefix_size);
-	tmp.off_suffix = off;
-	off += align64(p->suffix_size);
-	tmp.off_key = off;
-	off += align64(p->key_size);
-	tmp.off_pads = off;
-	off += align64(pads);
-	tmp.off_in = off;
-	off += align64(in_sz);
-	tmp.off_out = off;
-	off += align64(out_sz);
-	tmp.alloc_size = sizeof(*h) + off;
+	rc = setup_path(&tmp, &e, cpu, p, &sz);
+	if (rc)
+		goto out;
+	tmp.alloc_size = layout(&tmp, &sz);
 
 	rc = -ENOMEM;
 	h = aligned_alloc(64, align64(tmp.alloc_size));
@@ -1067,98 +863,4 @@ int dmt_hash_oneshot(const char *alg, const void *key, size_t key_size,
 		*digest_size = h->ds;
 	dmt_hasher_free(h);
 	return rc;
-}
-
-/* ---- engine list / force ---- */
-
-static bool eng_available(const struct engine *e, uint32_t cpu)
-{
-	size_t i;
-
-	for (i = 0; i < NALGS; i++)
-		if (alg_usable(&algs[i]) && eng_runs(e, &algs[i], cpu))
-			return true;
-	return false;
-}
-
-static bool eng_is_default(const struct engine *e, uint32_t cpu)
-{
-	struct plan pl;
-	size_t i;
-
-	for (i = 0; i < NALGS; i++) {
-		const struct dmt_hash_alg *a = &algs[i];
-
-		if (!alg_usable(a) || !eng_implements(e, a))
-			continue;
-		switch (a->kind) {
-		case AK_SHA256:
-		case AK_SHA512:
-			default_plan(a, cpu, &pl);
-			if (pl.n && pl.eng[0] == e)
-				return true;
-			if (e->kind == EK_OPENSSL && pl.n && !pl.eng[0])
-				return true;
-			break;
-		case AK_EVP:
-		case AK_XXH64:
-			return true;
-		case AK_CRC32:
-			if (!strcmp(e->name, "crc-table"))
-				return true;
-			break;
-		case AK_CRC32C:
-			if (!strcmp(e->name, (cpu & DMT_CPU_X86_SSE42) &&
-				    (cpu & DMT_CPU_X86_PCLMUL) ? "sse42" :
-				    (cpu & DMT_CPU_ARM64_CRC32) ?
-				    "arm64-crc" : "crc-table"))
-				return true;
-			break;
-		}
-	}
-	return false;
-}
-
-size_t dmt_engine_list(struct dmt_engine_info *out, size_t max)
-{
-	uint32_t cpu = dmt_cpu_features();
-	size_t i, k = 0;
-
-	init();
-	for (i = 0; i < NENGINES; i++) {
-		const struct engine *e = &engines[i];
-		struct dmt_engine_info *o;
-
-		if (k < max) {
-			o = &out[k];
-			o->name = e->name;
-			o->algs = e->algs;
-			o->desc = e->desc;
-			o->lanes = e->s256 ? e->s256->lanes :
-				   e->s512 ? e->s512->lanes : 1;
-			o->available = eng_available(e, cpu);
-			o->is_default = o->available &&
-					eng_is_default(e, cpu);
-		}
-		k++;
-	}
-	return k;
-}
-
-int dmt_engine_force(const char *name)
-{
-	int i;
-
-	init();
-	if (!name || !strcasecmp(name, "auto")) {
-		__atomic_store_n(&forced_engine, -1, __ATOMIC_RELEASE);
-		return 0;
-	}
-	i = eng_find(name);
-	if (i < 0)
-		return -ENOENT;
-	if (!eng_available(&engines[i], dmt_cpu_features()))
-		return -ENOTSUP;
-	__atomic_store_n(&forced_engine, i, __ATOMIC_RELEASE);
-	return 0;
 }

@@ -19,12 +19,6 @@ extern const uint32_t dmt_sha224_iv[8];
 extern const uint64_t dmt_sha512_iv[8];
 extern const uint64_t dmt_sha384_iv[8];
 
-/*
- * x86 display family (CPUID 1: base + extended family), 0 elsewhere:
- * tells AMD Zen 5 (1Ah, full-width AVX-512) from earlier Zen (lib/cpu.c).
- */
-unsigned int dmt_cpu_x86_family(void);
-
 /* Widest lane count the framing code handles. */
 #define DMT_MB_MAX_LANES 16
 

@@ -21,6 +21,7 @@
 #include <dmt/fec.h>
 #include "lib/fec/fec_gf256.h"
 #include <dmt/io.h>
+#include "lib/common/testhooks.h"
 #include "tests/support/helpers.h"
 
 #define SALT_HEX "000102030405060708090a0b0c0d0e0f" \

@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include "lib/common/cpu.h"
+#include "lib/common/testhooks.h"
 #include <dmt/hash.h>
 #include "tests/support/helpers.h"
 
@@ -38,36 +39,65 @@ static void unhex(const char *hex, uint8_t *out, size_t *len)
 	*len = n;
 }
 
-static const struct dmt_engine_info *engine_info(const char *name)
+/* The dispatcher's primitive of a hash: the engine spec's PRIMITIVE. */
+static const char *prim_of(const char *alg)
 {
-	static struct dmt_engine_info info[32];
-	size_t n = dmt_engine_list(info, 32), i;
+	if (!strncmp(alg, "hmac(", 5))
+		alg += 5;
+	if (!strncmp(alg, "sha256", 6) || !strncmp(alg, "sha224", 6))
+		return "sha256";
+	if (!strncmp(alg, "sha512", 6) || !strncmp(alg, "sha384", 6))
+		return "sha512";
+	if (!strcmp(alg, "crc32c") || !strcmp(alg, "crc32") ||
+	    !strcmp(alg, "xxhash64"))
+		return alg;
+	return "other";
+}
 
-	for (i = 0; i < n && i < 32; i++)
-		if (!strcmp(info[i].name, name))
+/* The listing's entry for (primitive, engine); NULL if none. */
+static const struct dmt_engine_info *engine_info(const char *prim,
+						 const char *name)
+{
+	static struct dmt_engine_info info[64];
+	size_t n = dmt_engine_list(info, 64), i;
+
+	for (i = 0; i < n && i < 64; i++)
+		if (!strcmp(info[i].name, name) &&
+		    !strcmp(info[i].primitive, prim))
 			return &info[i];
 	return NULL;
 }
 
-/* Skips the test (with the reason) unless this machine runs the engine. */
+/* Skips the test (with the reason) unless this machine runs the engine
+ * for at least one primitive. */
 static void need_engine(const char *name)
 {
-	const struct dmt_engine_info *e;
+	struct dmt_engine_info info[64];
+	size_t n = dmt_engine_list(info, 64), i;
+	bool built = false, runs = false;
 
 	if (!name)
 		return;
-	e = engine_info(name);
-	if (!e)
-		cr_skip_test("engine %s is not built for this architecture",
+	for (i = 0; i < n && i < 64; i++) {
+		if (strcmp(info[i].name, name))
+			continue;
+		built = true;
+		runs |= info[i].available;
+	}
+	if (!built)
+		cr_skip_test("engine %s: not built here (or nothing probed)",
 			     name);
-	if (!e->available)
+	if (!runs)
 		cr_skip_test("engine %s: this CPU (or valgrind) cannot run it",
 			     name);
 }
 
 struct cfg {
 	const char *alg;
-	const char *engine;	/* NULL = default dispatch */
+	/* NULL = default dispatch; a bare NAME is made strict for alg's
+	 * primitive ("sha256=NAME") unless lenient */
+	const char *engine;
+	bool lenient;
 	const uint8_t *key;
 	size_t klen;
 	const uint8_t *pre;
@@ -79,8 +109,16 @@ struct cfg {
 
 static struct dmt_hasher *mk(const struct cfg *c, int *rc)
 {
+	static __thread char spec[64];
+	const char *engine = c->engine;
+
+	if (engine && !c->lenient && !strchr(engine, '=') &&
+	    !strchr(engine, ',')) {
+		snprintf(spec, sizeof(spec), "%s=%s", prim_of(c->alg), engine);
+		engine = spec;
+	}
 	struct dmt_hasher_params p = {
-		.alg = c->alg, .engine = c->engine,
+		.alg = c->alg, .engine = engine,
 		.key = c->key, .key_size = c->klen,
 		.prefix = c->pre, .prefix_size = c->pl,
 		.suffix = c->suf, .suffix_size = c->sl,
@@ -286,7 +324,8 @@ static bool implements(const char *alg, const char *engine)
 	}
 	h = mk(&c, &rc);
 	dmt_hasher_free(h);
-	cr_assert(rc == 0 || rc == -ENOTSUP, "%s/%s: %d", alg, engine, rc);
+	/* -ENOENT: no backend of that name for alg's primitive */
+	cr_assert(rc == 0 || rc == -ENOENT, "%s/%s: %d", alg, engine, rc);
 	return rc == 0;
 }
 
@@ -378,8 +417,8 @@ static bool kat_run(const char *alg, const char *engine, const uint8_t *key,
 	int rc;
 
 	h = mk(&c, &rc);
-	if (rc == -ENOTSUP)
-		return false;
+	if (rc == -ENOENT)
+		return false;	/* no backend of that name for alg */
 	cr_assert_eq(rc, 0, "%s engine %s: %d", alg, engine, rc);
 	n = dmt_hasher_batch_width(h) + 1;
 	for (i = 0; i < n; i++)
@@ -400,13 +439,14 @@ static bool kat_run(const char *alg, const char *engine, const uint8_t *key,
 static void kat_all(const char *alg, const uint8_t *key, size_t klen,
 		    const uint8_t *msg, size_t len, const char *hex)
 {
-	struct dmt_engine_info info[32];
+	struct dmt_engine_info info[64];
 	uint8_t want[64];
-	size_t wl, n = dmt_engine_list(info, 32), i, ran = 0;
+	size_t wl, n = dmt_engine_list(info, 64), i, ran = 0;
 
 	unhex(hex, want, &wl);
-	for (i = 0; i < n && i < 32; i++)
-		if (info[i].available)
+	for (i = 0; i < n && i < 64; i++)
+		if (info[i].available &&
+		    !strcmp(info[i].primitive, prim_of(alg)))
 			ran += kat_run(alg, info[i].name, key, klen, msg, len,
 				       want, wl);
 	cr_assert_gt(ran, 0, "no engine ran %s", alg);
@@ -676,6 +716,7 @@ static void crc_engine(const char *engine)
 Test(hash, crc_sse42) { crc_engine("sse42"); }
 Test(hash, crc_arm64) { crc_engine("arm64-crc"); }
 Test(hash, crc_table) { crc_engine("crc-table"); }
+Test(hash, crc_table_short_name) { crc_engine("table"); }
 
 Test(hash, xxhash64)
 {
@@ -1088,13 +1129,21 @@ Test(hash, bad_params)
 	p.key_size = 0;
 	p.engine = "no-such-engine";
 	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	cr_assert_null(h);
+	p.engine = "sha256=sse42";	/* exists, not for sha256: strict */
+	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	p.engine = "nosuch=portable";
+	cr_assert_eq(dmt_hasher_new(&p, &h), -EINVAL);
 	p.alg = "sha1";
-	p.engine = "portable";	/* exists, lacks sha1 */
-	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOTSUP);
+	p.engine = "other=portable";	/* portable lacks sha1 */
+	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
 	p.alg = "crc32";
-	p.engine = "openssl";
-	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOTSUP);
-	cr_assert_eq(dmt_engine_force("no-such-engine"), -ENOENT);
+	p.engine = "crc32=openssl";
+	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	/* a bad item anywhere in the spec fails every hasher */
+	p.engine = "crc32=table,sha512=nosuch";
+	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	cr_assert_null(h);
 }
 
 Test(hash, clone_and_zero)
@@ -1167,35 +1216,165 @@ Test(hash, threads_with_clones)
 	free(buf);
 }
 
-Test(hash, engine_force)
+static const char *engine_of(const char *alg, const char *spec)
 {
-	struct cfg c = { .alg = "sha256", .ms = 100 };
-	struct cfg c1 = { .alg = "sha1", .ms = 100 };
-	struct dmt_engine_info info[32];
+	static char name[32];
+	struct cfg c = { .alg = alg, .engine = spec, .lenient = true,
+			 .ms = 100 };
+	static const uint8_t k[4];
 	struct dmt_hasher *h;
-	size_t n, i, defaults = 0;
 
-	n = dmt_engine_list(info, 32);
-	cr_assert_gt(n, 3);
-	for (i = 0; i < n && i < 32; i++) {
-		cr_assert(info[i].lanes >= 1 && info[i].lanes <= 16);
-		defaults += info[i].is_default;
-		cr_assert(!info[i].is_default || info[i].available);
+	if (!strncmp(alg, "hmac(", 5)) {
+		c.key = k;
+		c.klen = sizeof(k);
 	}
-	cr_assert_gt(defaults, 0);
+	h = mk_ok(&c);
+	snprintf(name, sizeof(name), "%s", dmt_hasher_engine(h));
+	dmt_hasher_free(h);
+	return name;
+}
 
-	cr_assert_eq(dmt_engine_force("portable"), 0);
-	h = mk_ok(&c);
-	cr_assert_str_eq(dmt_hasher_engine(h), "portable");
-	dmt_hasher_free(h);
-	h = mk_ok(&c1);		/* portable lacks sha1: default kept */
-	cr_assert_str_eq(dmt_hasher_engine(h), "openssl");
-	dmt_hasher_free(h);
-	cr_assert_eq(dmt_engine_force("auto"), 0);
-	h = mk_ok(&c);
-	cr_assert(engine_info(dmt_hasher_engine(h))->is_default);
-	dmt_hasher_free(h);
-	cr_assert_eq(dmt_engine_force(NULL), 0);
+/* Every primitive has exactly one default, and it runs here. */
+Test(hash, engine_list)
+{
+	static const char *const prims[] = { "sha256", "sha512", "crc32c",
+					     "crc32", "xxhash64", "other",
+					     "gf256" };
+	struct dmt_engine_info info[64];
+	size_t n, i, p;
+
+	n = dmt_engine_list(info, 64);
+	cr_assert_gt(n, 8);
+	cr_assert_leq(n, 64);
+	cr_assert_eq(dmt_engine_list(info, 3), n, "count without room");
+	n = dmt_engine_list(info, 64);
+	for (p = 0; p < sizeof(prims) / sizeof(prims[0]); p++) {
+		size_t defaults = 0, cands = 0;
+
+		for (i = 0; i < n; i++) {
+			if (strcmp(info[i].primitive, prims[p]))
+				continue;
+			cands++;
+			cr_assert(info[i].lanes >= 1 && info[i].lanes <= 16);
+			cr_assert(!info[i].is_default || info[i].available);
+			cr_assert_not_null(info[i].desc);
+			cr_assert_not_null(info[i].algs);
+			if (!info[i].is_default)
+				continue;
+			defaults++;
+			/* the listed default is what the dispatcher uses */
+			cr_assert_str_eq(dmt_engine_resolve(NULL, prims[p]),
+					 info[i].name, "%s", prims[p]);
+		}
+		cr_assert_geq(cands, 1, "%s has no candidates", prims[p]);
+		cr_assert_eq(defaults, 1, "%s: %zu defaults", prims[p],
+			     defaults);
+	}
+	/* grouped by primitive: a new group's name was not seen before */
+	for (i = 1; i < n; i++) {
+		if (!strcmp(info[i].primitive, info[i - 1].primitive))
+			continue;
+		for (p = 0; p + 1 < i; p++)
+			cr_assert_str_neq(info[p].primitive, info[i].primitive);
+	}
+	/* hashers report the listed defaults */
+	cr_assert_str_eq(engine_of("sha256", NULL),
+			 dmt_engine_resolve(NULL, "sha256"));
+	cr_assert_str_eq(engine_of("sha384", NULL),
+			 dmt_engine_resolve(NULL, "sha512"));
+	cr_assert_str_eq(engine_of("crc32c", NULL),
+			 dmt_engine_resolve(NULL, "crc32c"));
+	cr_assert_str_eq(engine_of("sha1", NULL),
+			 dmt_engine_resolve(NULL, "other"));
+	cr_assert_null(dmt_engine_resolve(NULL, "nosuch"));
+	cr_assert_null(dmt_engine_resolve("nosuch", "sha256"));
+}
+
+/* A bare NAME is lenient: primitives without that backend keep theirs. */
+Test(hash, engine_bare_name)
+{
+	const char *crc_def = dmt_engine_resolve(NULL, "crc32c");
+
+	cr_assert_str_eq(engine_of("sha256", "portable"), "portable");
+	cr_assert_str_eq(engine_of("sha512", "portable"), "portable");
+	cr_assert_str_eq(engine_of("hmac(sha256)", "portable"), "portable");
+	cr_assert_str_eq(engine_of("sha1", "portable"), "openssl");
+	cr_assert_str_eq(engine_of("crc32c", "portable"), crc_def);
+	cr_assert_str_eq(dmt_engine_resolve("portable", "gf256"), "portable");
+	cr_assert_str_eq(engine_of("sha256", "openssl"), "openssl");
+	/* "table" is the short name of crc-table */
+	cr_assert_str_eq(engine_of("crc32c", "table"), "crc-table");
+	cr_assert_str_eq(engine_of("crc32c", "crc-table"), "crc-table");
+	cr_assert_str_eq(engine_of("crc32", "table"), "crc-table");
+	cr_assert_str_eq(engine_of("sha256", "table"),
+			 dmt_engine_resolve(NULL, "sha256"));
+	cr_assert_str_eq(engine_of("sha256", "auto"),
+			 dmt_engine_resolve(NULL, "sha256"));
+	cr_assert_str_eq(engine_of("sha256", ""),
+			 dmt_engine_resolve(NULL, "sha256"));
+	cr_assert_eq(dmt_engine_spec_check("portable", NULL, 0), 0);
+	cr_assert_eq(dmt_engine_spec_check("PORTABLE", NULL, 0), 0);
+	cr_assert_eq(dmt_engine_spec_check("auto", NULL, 0), 0);
+	cr_assert_eq(dmt_engine_spec_check(NULL, NULL, 0), 0);
+}
+
+/* PRIMITIVE=NAME lists: each item for its primitive only, later wins. */
+Test(hash, engine_spec_list)
+{
+	const char *def256 = dmt_engine_resolve(NULL, "sha256");
+	const char *def512 = dmt_engine_resolve(NULL, "sha512");
+	const char *spec = "sha512=portable,crc32c=table,gf256=portable";
+
+	cr_assert_str_eq(engine_of("sha512", spec), "portable");
+	cr_assert_str_eq(engine_of("sha384", spec), "portable");
+	cr_assert_str_eq(engine_of("sha256", spec), def256);
+	cr_assert_str_eq(engine_of("crc32c", spec), "crc-table");
+	cr_assert_str_eq(dmt_engine_resolve(spec, "gf256"), "portable");
+	cr_assert_str_eq(engine_of("sha256", "sha256=openssl"), "openssl");
+	cr_assert_str_eq(engine_of("sha256", "sha256=portable,sha256=auto"),
+			 def256);
+	cr_assert_str_eq(engine_of("sha512", "portable,sha512=openssl"),
+			 "openssl");
+	cr_assert_str_eq(engine_of("sha512", "sha512=openssl,portable"),
+			 "portable");
+	cr_assert_str_eq(engine_of("sha512", "SHA512=Portable"), "portable");
+	cr_assert_str_eq(engine_of("sha512", "sha256=portable"), def512);
+	cr_assert_eq(dmt_engine_spec_check(spec, NULL, 0), 0);
+}
+
+Test(hash, engine_spec_errors)
+{
+	static const struct {
+		const char *spec;
+		int err;
+		const char *bad;
+	} cases[] = {
+		{ "nosuch", -ENOENT, "nosuch" },
+		{ "sha256=nosuch", -ENOENT, "sha256=nosuch" },
+		{ "crc32c=portable", -ENOENT, "crc32c=portable" },
+		{ "gf256=table", -ENOENT, "gf256=table" },
+		{ "sha256=portable,crc32c=shani", -ENOENT, "crc32c=shani" },
+		{ "sha999=portable", -EINVAL, "sha999=portable" },
+		{ "=portable", -EINVAL, "=portable" },
+		{ "sha256=", -EINVAL, "sha256=" },
+		{ "sha256=portable,", -EINVAL, "" },
+		{ ",portable", -EINVAL, "" },
+		{ "portable,,table", -EINVAL, "" },
+	};
+	char bad[64], tiny[4];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strcpy(bad, "untouched");
+		cr_assert_eq(dmt_engine_spec_check(cases[i].spec, bad,
+						   sizeof(bad)),
+			     cases[i].err, "%s", cases[i].spec);
+		cr_assert_str_eq(bad, cases[i].bad, "%s", cases[i].spec);
+		cr_assert_null(dmt_engine_resolve(cases[i].spec, "sha256"));
+	}
+	cr_assert_eq(dmt_engine_spec_check("nosuch", tiny, sizeof(tiny)),
+		     -ENOENT);
+	cr_assert_str_eq(tiny, "nos");
 }
 
 #if defined(__x86_64__)
@@ -1213,12 +1392,27 @@ Test(hash, cpu_mask)
 		cr_skip_test("no AVX-512 on this CPU (or under valgrind)");
 	dmt_cpu_mask_off(DMT_CPU_X86_AVX512);
 	cr_assert_eq(dmt_cpu_features() & DMT_CPU_X86_AVX512, 0);
-	cr_assert_eq(dmt_engine_force("avx512"), -ENOTSUP);
-	cr_assert(!engine_info("avx512")->available);
-	c.engine = "avx512";
+	cr_assert_eq(dmt_engine_spec_check("avx512", NULL, 0), -ENOTSUP);
+	cr_assert_eq(dmt_engine_spec_check("sha512=avx512", NULL, 0),
+		     -ENOTSUP);
+	cr_assert(!engine_info("sha256", "avx512")->available);
+	cr_assert(!engine_info("sha512", "avx512")->available);
+	c.engine = "avx512";	/* made strict: sha256=avx512 */
 	h = mk(&c, &rc);
 	cr_assert_eq(rc, -ENOTSUP);
 	cr_assert_null(h);
+	c.lenient = true;	/* runs nowhere: rejected, not ignored */
+	h = mk(&c, &rc);
+	cr_assert_eq(rc, -ENOTSUP);
+	c.lenient = false;
+	if (f & DMT_CPU_X86_GFNI) {
+		cr_assert_str_eq(dmt_engine_resolve(NULL, "gf256"),
+				 "portable", "GFNI needs AVX-512 vectors");
+		cr_assert_eq(dmt_engine_spec_check("gf256=gfni", NULL, 0),
+			     -ENOTSUP);
+		cr_assert_eq(dmt_engine_spec_check("gfni", NULL, 0),
+			     -ENOTSUP);
+	}
 	c.engine = NULL;
 	h = mk_ok(&c);
 	cr_assert_str_neq(dmt_hasher_engine(h), "avx512");

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/testhooks.h"
 #include "tests/support/helpers.h"
 #include <dmt/hash.h>
 #include <dmt/integrity.h>

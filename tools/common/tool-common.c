@@ -295,52 +295,59 @@ const char *tool_engine_spec(void)
 
 int tool_engine_setup(const char *engine_opt)
 {
-	const char *name = engine_opt;
+	const char *spec = engine_opt;
 	const char *src = "--engine";
+	char bad[96];
 	int err;
 
-	if (!name) {
-		name = getenv(DMT_ENGINE_ENV);
+	if (!spec) {
+		spec = getenv(DMT_ENGINE_ENV);
 		src = DMT_ENGINE_ENV;
 	}
-	if (!name || !*name)
+	if (!spec || !*spec)
 		return 0;
-	err = dmt_engine_force(name);
+	err = dmt_engine_spec_check(spec, bad, sizeof(bad));
 	if (err == -ENOENT) {
 		tool_err("%s: unknown engine '%s' (see --list-engines)", src,
-			 name);
+			 bad);
 		return TOOL_EXIT_USAGE;
 	}
 	if (err == -ENOTSUP) {
 		tool_err("%s: engine '%s' cannot run on this CPU (see --list-engines)",
-			 src, name);
+			 src, bad);
+		return TOOL_EXIT_USAGE;
+	}
+	if (err == -EINVAL) {
+		tool_err("%s: '%s' is not NAME or PRIMITIVE=NAME with a known "
+			 "primitive (see --list-engines)", src, bad);
 		return TOOL_EXIT_USAGE;
 	}
 	if (err) {
 		tool_err("%s: %s", src, dmt_strerror(err));
 		return tool_exit_code(err);
 	}
-	engine_spec = name;
-	tool_debug("engine forced: %s", name);
+	engine_spec = spec;
+	tool_debug("engine forced: %s", spec);
 	return 0;
 }
 
+/* One line per (primitive, candidate backend): --engine takes ENGINE
+ * (column 1) or PRIMITIVE=ENGINE (columns 4 and 1). */
 void tool_list_engines(void)
 {
-	struct dmt_engine_info info[32];
-	size_t n = dmt_engine_list(info, 32), i;
+	struct dmt_engine_info info[64];
+	size_t n = dmt_engine_list(info, 64), i;
 
-	if (n > 32)
-		n = 32;
-	printf("%-12s %-5s %-10s %s\n", "ENGINE", "LANES", "STATUS",
-	       "ALGORITHMS");
-	for (i = 0; i < n; i++) {
-		if (!info[i].available)
-			continue;
-		printf("%-12s %-5u %-10s %s\n", info[i].name, info[i].lanes,
-		       info[i].is_default ? "default" : "available",
-		       info[i].algs);
-	}
+	if (n > 64)
+		n = 64;
+	printf("%-12s %-5s %-11s %-9s %s\n", "ENGINE", "LANES", "STATUS",
+	       "PRIMITIVE", "ALGORITHMS");
+	for (i = 0; i < n; i++)
+		printf("%-12s %-5u %-11s %-9s %s\n", info[i].name,
+		       info[i].lanes,
+		       info[i].is_default ? "default" :
+		       info[i].available ? "available" : "unavailable",
+		       info[i].primitive, info[i].algs);
 }
 
 unsigned int tool_threads(long opt)

@@ -75,8 +75,9 @@ int tool_seed_derive(const char *seed, const char *label, uint8_t *out,
  * version 4 / variant bits set. */
 int tool_seed_uuid(const char *seed, const char *label, uint8_t uuid[16]);
 
-/* Engine: --engine wins over $DMT_ENGINE; prints the error itself and
- * returns an exit code (0 ok). --list-engines output to stdout. */
+/* Engine: --engine wins over $DMT_ENGINE; the spec is NAME or
+ * PRIMITIVE=NAME[,...] (<dmt/hash.h>).  Checks it, prints the error itself
+ * and returns an exit code (0 ok).  --list-engines output to stdout. */
 int tool_engine_setup(const char *engine_opt);
 /* What tool_engine_setup() accepted (NULL: none): every library params
  * struct's `engine` gets this. */

@@ -1064,6 +1064,7 @@ int main(int argc, const char **argv)
 	c.o.device = c.device;
 	c.o.data_device = a.data_device;
 	c.o.alg = a.integrity ? a.integrity : "crc32c";
+	c.o.engine = tool_engine_spec();
 	c.o.threads = 1;
 
 	if (a.threads) {

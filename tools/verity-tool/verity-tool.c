@@ -1159,6 +1159,7 @@ static void fec_params(const struct cli *c, struct files *f,
 	fp->hash = f->hash;
 	fp->fec = f->fec;
 	fp->threads = c->p.threads;
+	fp->engine = c->p.engine;
 }
 
 /* veritysetup's overlap checks, before anything is written (stricter:
@@ -2702,6 +2703,7 @@ int main(int argc, const char **argv)
 		rc = tool_engine_setup(c.val[OPT_ENGINE]);
 		if (rc)
 			goto out;
+		c.p.engine = tool_engine_spec();
 	}
 	switch (c.act) {
 	case ACT_BUILD:

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one dispatcher for every CPU-dispatched primitive (internal to lib/):
+ * the backend table, the default choice per primitive, and the engine
+ * spec that forces a choice ("NAME", or "PRIMITIVE=NAME[,...]"; see
+ * <dmt/hash.h>).  lib/hash/hash.c builds hashers on it; lib/fec asks it
+ * which GF(2^8) multiply-accumulate to run.
+ */
+#ifndef DMT_HASH_DISPATCH_H
+#define DMT_HASH_DISPATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/hash/hash_backend.h"
+
+/* What a backend can be chosen for. */
+enum dmt_prim {
+	DMT_PRIM_SHA256,	/* sha256, sha224 and their hmac(...) */
+	DMT_PRIM_SHA512,	/* sha512, sha384 and their hmac(...) */
+	DMT_PRIM_CRC32C,
+	DMT_PRIM_CRC32,
+	DMT_PRIM_XXH64,
+	DMT_PRIM_OTHER,		/* sha1, sha3-*, sm3, ...: OpenSSL only */
+	DMT_PRIM_GF256,		/* FEC: GF(2^8) multiply-accumulate */
+	DMT_PRIM_COUNT
+};
+
+enum dmt_gf256_impl { DMT_GF256_NONE, DMT_GF256_PORTABLE, DMT_GF256_GFNI };
+
+enum dmt_eng_kind { DMT_EK_MB, DMT_EK_OPENSSL, DMT_EK_CRC, DMT_EK_XXH,
+		    DMT_EK_GF };
+
+struct dmt_engine {
+	const char *name;
+	const char *alias;	/* an older name still accepted, or NULL */
+	const char *desc;
+	enum dmt_eng_kind kind;
+	const struct dmt_sha256_backend *s256;
+	const struct dmt_sha512_backend *s512;
+	dmt_crc32_fn crc32c;
+	dmt_crc32_fn crc32;
+	uint32_t needs;		/* CPU bits of its CRC or GF(2^8) code */
+	enum dmt_gf256_impl gf;
+	dmt_hmac_batch_fn hmac_batch;
+};
+
+/* Per primitive: the forced backend, NULL for the default. */
+struct dmt_engine_choice {
+	const struct dmt_engine *eng[DMT_PRIM_COUNT];
+};
+
+/* One-time initialisation (platform probe); every entry point calls it. */
+void dmt_dispatch_init(void);
+
+/* Does e have code for prim (whatever the CPU)? */
+bool dmt_engine_has(const struct dmt_engine *e, enum dmt_prim prim);
+/* ... and can this CPU run it? */
+bool dmt_engine_runs(const struct dmt_engine *e, enum dmt_prim prim,
+		     uint32_t cpu);
+
+/*
+ * Parses and checks an engine spec against this CPU.  NULL, "" and "auto"
+ * choose nothing.  A bare NAME forces that backend for every primitive
+ * that has one by that name and that this CPU runs it for (the others keep
+ * their default); PRIMITIVE=NAME forces it for that primitive only and
+ * fails if it cannot.  Later items win.  Returns 0, -EINVAL (malformed
+ * item or unknown primitive), -ENOENT (no such backend, or none by that
+ * name for the primitive) or -ENOTSUP (this CPU cannot run it); on error
+ * the offending item is copied to bad (when bad_size > 0).
+ */
+int dmt_engine_choose(const char *spec, uint32_t cpu,
+		      struct dmt_engine_choice *c, char *bad, size_t bad_size);
+
+/*
+ * SHA-2 default plan: the usable backends, fastest per message first
+ * (NULL = the OpenSSL one-message fallback), with their speed figures.
+ * openssl_ok says whether OpenSSL has the hash.
+ */
+#define DMT_PLAN_MAX 8
+
+struct dmt_plan {
+	const struct dmt_engine *eng[DMT_PLAN_MAX];
+	unsigned int speed[DMT_PLAN_MAX];
+	unsigned int n;
+};
+
+void dmt_default_plan(enum dmt_prim prim, bool openssl_ok, uint32_t cpu,
+		      struct dmt_plan *p);
+/* The default backend of a non-SHA-2 primitive (never NULL). */
+const struct dmt_engine *dmt_engine_default(enum dmt_prim prim,
+					    uint32_t cpu);
+const struct dmt_engine *dmt_engine_named(const char *name);
+
+/*
+ * FEC's GF(2^8) multiply-accumulate under spec (the params' engine field):
+ * 0 and *impl, or the errors of dmt_engine_choose().
+ */
+int dmt_gf256_choose(const char *spec, enum dmt_gf256_impl *impl);
+
+#endif /* DMT_HASH_DISPATCH_H */
