@@ -274,6 +274,8 @@ static void find_backends(void)
 	}
 	if (avx512)
 		sha512_list[n512++] = &dmt_sha512_avx512;
+	if (avx2)
+		sha512_list[n512++] = &dmt_sha512_avx2;
 	crc_list[ncrc++] = (struct crc_backend){
 		"sse42", dmt_crc32c_sse42, sse42 && pclmul };
 	gf_list[ngf++] = (struct gf_backend){ "gfni", NULL,
