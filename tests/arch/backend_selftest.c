@@ -214,6 +214,7 @@ struct crc_backend {
 	int usable;
 };
 
+#if defined(__x86_64__)
 /* GF(2^8) multiply-add (lib/fec/fec_gf256.h): nibble tables or matrices. */
 typedef void (*gf_tbl_fn)(uint8_t *acc, size_t acc_stride, unsigned int roots,
 			  const uint8_t *in, size_t in_stride, size_t nrows,
@@ -229,6 +230,7 @@ struct gf_backend {
 };
 static struct gf_backend gf_list[4];
 static int ngf;
+#endif
 
 #define MAX_LANES 16
 static const struct dmt_sha256_backend *sha256_list[8];
