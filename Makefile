@@ -73,8 +73,11 @@ ISA_FLAGS_x86_sha256_shani := -msse4.1 -msha
 ISA_FLAGS_x86_sha256_avx2 := -mavx2
 ISA_FLAGS_x86_sha256_avx512 := -mavx512f -mavx512vl -mavx512bw
 ISA_FLAGS_x86_sha512_avx512 := -mavx512f -mavx512vl -mavx512bw
+ISA_FLAGS_x86_sha512_avx2 := -mavx2
 ISA_FLAGS_x86_crc32c_sse42 := -msse4.2 -mpclmul
 ISA_FLAGS_x86_gf256_gfni := -mavx512f -mavx512bw -mgfni
+ISA_FLAGS_x86_gf256_avx2 := -mavx2
+ISA_FLAGS_x86_gf256_ssse3 := -mssse3
 ISA_FLAGS_arm64_sha256_ce := -march=armv8-a+crypto
 ISA_FLAGS_arm64_crc32c := -march=armv8-a+crc
 isa_flags = $(ISA_FLAGS_$(basename $(notdir $(1))))

@@ -60,6 +60,8 @@ static uint32_t detect(void)
 		f |= DMT_CPU_X86_SSE42;
 	if (c & (1u << 1))
 		f |= DMT_CPU_X86_PCLMUL;
+	if (c & (1u << 9))
+		f |= DMT_CPU_X86_SSSE3;
 	/* OSXSAVE: XGETBV is usable and tells which states the OS saves. */
 	if (c & (1u << 27))
 		xcr0 = xgetbv0();

@@ -51,6 +51,10 @@ struct dmt_fec {
 	struct dmt_fec_layout l;
 	struct dmt_rs rs;
 	uint64_t *mats;		/* GFNI matrices x 8; NULL: table path */
+	uint8_t *tbls;		/* PSHUFB nibble tables; NULL: not used */
+	void (*mac_tbls)(uint8_t *acc, size_t acc_stride, unsigned int roots,
+			 const uint8_t *in, size_t in_stride, size_t nrows,
+			 const uint8_t *tbls, size_t len);
 
 	/* streaming pass */
 	unsigned int threads;
@@ -281,6 +285,11 @@ static void mac(const struct dmt_fec *f, uint8_t *acc, const uint8_t *in,
 				   len);
 		return;
 	}
+	if (f->tbls) {
+		f->mac_tbls(acc, f->width, roots, in, f->in_stride, nrows,
+			    f->tbls + (size_t)row0 * roots * 32, len);
+		return;
+	}
 #endif
 	dmt_gf256_mac_portable(acc, f->width, roots, in, f->in_stride, nrows,
 			       f->rs.coef + (size_t)row0 * roots, len);
@@ -425,6 +434,7 @@ static void fec_free(struct dmt_fec *f)
 	}
 	free(f->workers);
 	free(f->mats);
+	free(f->tbls);
 	free(f->bad);
 	if (f->ov)
 		for (k = 0; k < f->ov_cap; k++)
@@ -433,24 +443,46 @@ static void fec_free(struct dmt_fec *f)
 	pthread_mutex_destroy(&f->lock);
 }
 
-/* GFNI matrices for every coefficient when the dispatcher picks GFNI. */
+/*
+ * Vector tables for every coefficient, for the multiply-add the dispatcher
+ * picks (lib/hash/dispatch.c: gfni > avx2 > ssse3 > portable unless the
+ * engine spec says otherwise): GFNI matrices, PSHUFB nibble tables, or
+ * none (the portable table path).
+ */
 static int setup_simd(struct dmt_fec *f)
 {
 	enum dmt_gf256_impl impl;
 	int r = dmt_gf256_choose(f->p->engine, &impl);
 
-	if (r < 0 || impl != DMT_GF256_GFNI)
+	if (r < 0)
 		return r;
 #if defined(__x86_64__)
 	size_t i, k, n = (size_t)f->l.rsn * f->l.roots;
 
-	f->mats = alloc64(n * 8 * sizeof(*f->mats));
-	if (!f->mats)
+	switch (impl) {
+	case DMT_GF256_GFNI:
+		f->mats = alloc64(n * 8 * sizeof(*f->mats));
+		if (!f->mats)
+			return -ENOMEM;
+		for (i = 0; i < n; i++)
+			for (k = 0; k < 8; k++)
+				f->mats[i * 8 + k] =
+					dmt_gf256_affine_matrix(f->rs.coef[i]);
+		return 0;
+	case DMT_GF256_AVX2:
+		f->mac_tbls = dmt_gf256_mac_avx2;
+		break;
+	case DMT_GF256_SSSE3:
+		f->mac_tbls = dmt_gf256_mac_ssse3;
+		break;
+	default:
+		return 0;
+	}
+	f->tbls = alloc64(n * 32);
+	if (!f->tbls)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
-		for (k = 0; k < 8; k++)
-			f->mats[i * 8 + k] =
-				dmt_gf256_affine_matrix(f->rs.coef[i]);
+		dmt_gf256_nibble_tables(f->rs.coef[i], f->tbls + i * 32);
 #endif
 	return 0;
 }

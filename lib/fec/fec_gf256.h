@@ -24,6 +24,11 @@ const struct dmt_gf256_tables *dmt_gf256_init(void);
 
 /* 8x8 bit matrix (GF2P8AFFINEQB layout) multiplying by constant c. */
 uint64_t dmt_gf256_affine_matrix(uint8_t c);
+/*
+ * Split-nibble tables of constant c for PSHUFB: t[j] = c * j and
+ * t[16 + j] = c * (j << 4), j < 16, so c * x = t[x & 15] ^ t[16 + (x >> 4)].
+ */
+void dmt_gf256_nibble_tables(uint8_t c, uint8_t t[32]);
 
 /*
  * Multiply-accumulate over byte vectors, the whole encoder's work:
@@ -42,6 +47,17 @@ void dmt_gf256_mac_portable(uint8_t *acc, size_t acc_stride,
 void dmt_gf256_mac_gfni(uint8_t *acc, size_t acc_stride, unsigned int roots,
 			const uint8_t *in, size_t in_stride, size_t nrows,
 			const uint64_t *mats, size_t len);
+/*
+ * PSHUFB versions (CPUs without GFNI): the coefficients as split-nibble
+ * tables (dmt_gf256_nibble_tables) in the same order, 32 bytes each, any
+ * alignment: tbls[(r * roots + i) * 32 + 0..31].
+ */
+void dmt_gf256_mac_avx2(uint8_t *acc, size_t acc_stride, unsigned int roots,
+			const uint8_t *in, size_t in_stride, size_t nrows,
+			const uint8_t *tbls, size_t len);
+void dmt_gf256_mac_ssse3(uint8_t *acc, size_t acc_stride, unsigned int roots,
+			 const uint8_t *in, size_t in_stride, size_t nrows,
+			 const uint8_t *tbls, size_t len);
 #endif
 
 /* ---- the code ---- */

@@ -67,6 +67,17 @@ uint64_t dmt_gf256_affine_matrix(uint8_t c)
 	return m;
 }
 
+void dmt_gf256_nibble_tables(uint8_t c, uint8_t t[32])
+{
+	const struct dmt_gf256_tables *g = dmt_gf256_init();
+	unsigned int j;
+
+	for (j = 0; j < 16; j++) {
+		t[j] = g->mul[c][j];
+		t[16 + j] = g->mul[c][j << 4];
+	}
+}
+
 /* acc tile (roots x TILE bytes) stays in L1/L2 while all rows go by. */
 #define MAC_TILE 4096
 

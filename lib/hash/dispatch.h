@@ -27,7 +27,13 @@ enum dmt_prim {
 	DMT_PRIM_COUNT
 };
 
-enum dmt_gf256_impl { DMT_GF256_NONE, DMT_GF256_PORTABLE, DMT_GF256_GFNI };
+enum dmt_gf256_impl {
+	DMT_GF256_NONE,
+	DMT_GF256_PORTABLE,
+	DMT_GF256_GFNI,
+	DMT_GF256_AVX2,		/* PSHUFB nibble tables, 32-byte vectors */
+	DMT_GF256_SSSE3,	/* the same, 16-byte vectors */
+};
 
 enum dmt_eng_kind { DMT_EK_MB, DMT_EK_OPENSSL, DMT_EK_CRC, DMT_EK_XXH,
 		    DMT_EK_GF };

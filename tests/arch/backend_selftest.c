@@ -26,6 +26,9 @@
 #include <unistd.h>
 
 #include "lib/hash/arch/backends.h"
+#if defined(__x86_64__)
+#include "lib/fec/fec_gf256.h"
+#endif
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -211,6 +214,24 @@ struct crc_backend {
 	int usable;
 };
 
+#if defined(__x86_64__)
+/* GF(2^8) multiply-add (lib/fec/fec_gf256.h): nibble tables or matrices. */
+typedef void (*gf_tbl_fn)(uint8_t *acc, size_t acc_stride, unsigned int roots,
+			  const uint8_t *in, size_t in_stride, size_t nrows,
+			  const uint8_t *tbls, size_t len);
+typedef void (*gf_mat_fn)(uint8_t *acc, size_t acc_stride, unsigned int roots,
+			  const uint8_t *in, size_t in_stride, size_t nrows,
+			  const uint64_t *mats, size_t len);
+struct gf_backend {
+	const char *name;
+	gf_tbl_fn tbl;
+	gf_mat_fn mat;
+	int usable;
+};
+static struct gf_backend gf_list[4];
+static int ngf;
+#endif
+
 #define MAX_LANES 16
 static const struct dmt_sha256_backend *sha256_list[8];
 static const struct dmt_sha512_backend *sha512_list[4];
@@ -228,15 +249,17 @@ static int xgetbv_ok(uint64_t need)
 
 static void find_backends(void)
 {
-	unsigned int a, b, c, d, b7 = 0, c1;
-	int osxsave, avx2, avx512, shani, sse42, pclmul;
+	unsigned int a, b, d, b7 = 0, c7 = 0, c1;
+	int osxsave, avx2, avx512, shani, sse42, pclmul, ssse3, gfni;
 
 	__cpuid(1, a, b, c1, d);
 	if (__get_cpuid_max(0, NULL) >= 7)
-		__cpuid_count(7, 0, a, b7, c, d);
+		__cpuid_count(7, 0, a, b7, c7, d);
 	osxsave = !!(c1 & (1u << 27));
 	sse42 = !!(c1 & (1u << 20));
 	pclmul = !!(c1 & (1u << 1));
+	ssse3 = !!(c1 & (1u << 9));
+	gfni = !!(c7 & (1u << 8));
 	shani = (b7 >> 29) & 1 && (c1 & (1u << 19));
 	avx2 = (b7 >> 5) & 1 && osxsave && xgetbv_ok(0x6);
 	avx512 = (b7 >> 16) & 1 && (b7 >> 30) & 1 && (b7 >> 31) & 1 &&
@@ -253,10 +276,18 @@ static void find_backends(void)
 	}
 	if (avx512)
 		sha512_list[n512++] = &dmt_sha512_avx512;
+	if (avx2)
+		sha512_list[n512++] = &dmt_sha512_avx2;
 	crc_list[ncrc++] = (struct crc_backend){
 		"sse42", dmt_crc32c_sse42, sse42 && pclmul };
-	printf("cpu: shani %d avx2 %d avx512 %d sse42 %d pclmul %d\n",
-	       shani, avx2, avx512, sse42, pclmul);
+	gf_list[ngf++] = (struct gf_backend){ "gfni", NULL,
+		dmt_gf256_mac_gfni, gfni && avx512 };
+	gf_list[ngf++] = (struct gf_backend){ "avx2", dmt_gf256_mac_avx2,
+		NULL, avx2 };
+	gf_list[ngf++] = (struct gf_backend){ "ssse3", dmt_gf256_mac_ssse3,
+		NULL, ssse3 };
+	printf("cpu: shani %d avx2 %d avx512 %d sse42 %d pclmul %d ssse3 %d"
+	       " gfni %d\n", shani, avx2, avx512, sse42, pclmul, ssse3, gfni);
 }
 #elif defined(__aarch64__)
 static void find_backends(void)
@@ -438,6 +469,178 @@ static void test_crc(const struct crc_backend *bk)
 	c = ~bk->fn(~0u, (const uint8_t *)"123456789", 9);
 	check(c == 0xe3069283, "crc32c check value", bk->name, 9);
 }
+
+/* ---- GF(2^8) multiply-add for FEC (x86-64) ---- */
+
+#if defined(__x86_64__)
+/* Shift-and-add multiply in GF(2^8) mod x^8+x^4+x^3+x^2+1 (0x11d). */
+static uint8_t gf_mul_ref(uint8_t a, uint8_t b)
+{
+	unsigned int x = a, r = 0;
+
+	for (; b; b >>= 1) {
+		if (b & 1)
+			r ^= x;
+		x <<= 1;
+		if (x & 0x100)
+			x ^= 0x11d;
+	}
+	return (uint8_t)r;
+}
+
+/* The field itself: alpha = 2 is primitive and alpha^8 = 0x1d. */
+static void test_gf_reference(void)
+{
+	unsigned int x = 1, i, order = 0, a, b;
+	int ok = 1;
+
+	for (i = 1; i <= 255; i++) {
+		x = gf_mul_ref((uint8_t)x, 2);
+		if (x == 1 && !order)
+			order = i;
+		if (i == 8)
+			ok &= x == 0x1d;
+	}
+	check(ok && order == 255, "reference", "gf256 alpha", order);
+	for (ok = 1, i = 0; i < 2000; i++) {
+		a = (unsigned int)rnd() & 0xff;
+		b = (unsigned int)rnd() & 0xff;
+		x = (unsigned int)rnd() & 0xff;
+		ok &= gf_mul_ref((uint8_t)a, (uint8_t)b) ==
+		      gf_mul_ref((uint8_t)b, (uint8_t)a);
+		ok &= gf_mul_ref((uint8_t)a, (uint8_t)(b ^ x)) ==
+		      (gf_mul_ref((uint8_t)a, (uint8_t)b) ^
+		       gf_mul_ref((uint8_t)a, (uint8_t)x));
+	}
+	check(ok, "reference", "gf256 field laws", 0);
+}
+
+/* Our own encodings of a coefficient, built from gf_mul_ref. */
+static void gf_nibbles(uint8_t c, uint8_t *t)
+{
+	unsigned int j;
+
+	for (j = 0; j < 16; j++) {
+		t[j] = gf_mul_ref(c, (uint8_t)j);
+		t[16 + j] = gf_mul_ref(c, (uint8_t)(j << 4));
+	}
+}
+
+static uint64_t gf_matrix(uint8_t c)
+{
+	uint64_t m = 0;
+	unsigned int i, k;
+
+	/* GF2P8AFFINEQB: result bit i = parity(x & matrix byte 7 - i) */
+	for (i = 0; i < 8; i++)
+		for (k = 0; k < 8; k++)
+			if (gf_mul_ref(c, (uint8_t)(1u << k)) & (1u << i))
+				m |= 1ull << (8 * (7 - i) + k);
+	return m;
+}
+
+/* Guarded scratch for accumulators and coefficient encodings. */
+#define GF_ACC_SIZE (64 * 1024)
+#define GF_COEF_SIZE (253 * 24 * 64)
+static uint8_t *gf_acc_buf, *gf_coef_buf;
+
+static uint8_t *guarded(size_t size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t span = (size + pg - 1) / pg * pg;
+	uint8_t *m = mmap(NULL, span + pg, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	if (mprotect(m + span, pg, PROT_NONE)) {
+		munmap(m, span + pg);
+		return NULL;
+	}
+	return m + span - size;	/* the last byte is right before the guard */
+}
+
+/*
+ * One call: roots accumulator planes and nrows input rows, every buffer
+ * (input, accumulators, coefficients) ending right at a guard page, bytes
+ * between planes checked untouched.  Returns 1 when it matches.
+ */
+static int gf_trial(const struct gf_backend *bk, unsigned int roots,
+		    size_t nrows, size_t len)
+{
+	static uint8_t coef[253 * 24], want[GF_ACC_SIZE];
+	size_t in_stride = len + (rnd() % 3) * 64 + (rnd() % 2) * (rnd() % 64);
+	size_t acc_stride = len + (rnd() % 3) * 16;
+	size_t in_span = nrows ? (nrows - 1) * in_stride + len : 0;
+	size_t acc_span = (roots - 1) * acc_stride + len;
+	size_t n = nrows * roots, i, r, x;
+	const uint8_t *in = buf + BUF_SIZE - in_span;
+	uint8_t *acc = gf_acc_buf + GF_ACC_SIZE - acc_span;
+	uint8_t *tb = gf_coef_buf + GF_COEF_SIZE - n * 32;
+	uint64_t *mats;
+	unsigned int t;
+
+	if (rnd() % 2)	/* or anywhere, any alignment */
+		in = buf + rnd() % (BUF_SIZE - in_span + 1);
+	for (i = 0; i < n; i++) {
+		coef[i] = (uint8_t)rnd();
+		if (rnd() % 8 == 0)
+			coef[i] = (uint8_t)(rnd() % 2);	/* 0 and 1 too */
+	}
+	for (i = 0; i < acc_span; i++)
+		acc[i] = want[i] = (uint8_t)rnd();
+	for (r = 0; r < nrows; r++)
+		for (t = 0; t < roots; t++)
+			for (x = 0; x < len; x++)
+				want[t * acc_stride + x] ^= gf_mul_ref(
+					coef[r * roots + t],
+					in[r * in_stride + x]);
+	if (bk->mat) {
+		/* 8 copies per coefficient: 64 bytes, at the guard too */
+		mats = (uint64_t *)(gf_coef_buf + GF_COEF_SIZE - n * 64);
+		for (i = 0; i < n * 8; i++)
+			mats[i] = i % 8 ? mats[i - 1] : gf_matrix(coef[i / 8]);
+		bk->mat(acc, acc_stride, roots, in, in_stride, nrows, mats,
+			len);
+	} else {
+		for (i = 0; i < n; i++)
+			gf_nibbles(coef[i], tb + 32 * i);
+		bk->tbl(acc, acc_stride, roots, in, in_stride, nrows, tb, len);
+	}
+	return !memcmp(acc, want, acc_span);
+}
+
+static void test_gf(const struct gf_backend *bk)
+{
+	static const unsigned int roots_list[] = {
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 23, 24,
+	};
+	static const size_t rows_list[] = { 0, 1, 2, 3, 5, 11, 64, 253 };
+	static const size_t lens[] = { 0, 64, 128, 192, 448, 1024 };
+	size_t ri, li, ni;
+
+	for (ri = 0; ri < sizeof(roots_list) / sizeof(roots_list[0]); ri++)
+		for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+			for (ni = 0; ni < sizeof(rows_list) /
+				     sizeof(rows_list[0]); ni++) {
+				unsigned int roots = roots_list[ri];
+				size_t nrows = rows_list[ni];
+
+				/* keep the C reference's work bounded */
+				if (nrows * lens[li] * roots > (1u << 18))
+					continue;
+				check(gf_trial(bk, roots, nrows, lens[li]),
+				      "gf256 mac vs reference", bk->name,
+				      roots * 100000 + nrows * 1000 +
+				      lens[li] / 64);
+			}
+	/* the RS geometries at full height, narrow */
+	check(gf_trial(bk, 2, 253, 64), "gf256 mac vs reference", bk->name,
+	      2);
+	check(gf_trial(bk, 24, 231, 64), "gf256 mac vs reference", bk->name,
+	      24);
+}
+#endif
 
 /* The references themselves, against published vectors and OpenSSL. */
 static void test_references(void)
@@ -687,6 +890,140 @@ static void bench_all(void)
 	}
 }
 
+#if defined(__x86_64__)
+/*
+ * FEC encode kernel, in the encoder's geometry (lib/fec/fec.c plan_groups
+ * for 4 KiB blocks and a large image: group width min(8 MiB / roots,
+ * 1 MiB), rows of width + 64 bytes, bands of 4 MiB), every band of the
+ * 255 - roots rows in turn.  MB/s of input per CPU-second.
+ */
+struct gf_bench {
+	const struct gf_backend *bk;	/* NULL: lib's portable table code */
+	unsigned int roots;
+	size_t width, stride, band, rsn;
+	const uint8_t *in, *coef, *tbls;
+	const uint64_t *mats;
+	uint8_t *acc;
+};
+
+static size_t gf_bench_once(const struct gf_bench *g, int reps)
+{
+	size_t done = 0, r0, k;
+	int rep;
+
+	for (rep = 0; rep < reps; rep++) {
+		for (r0 = 0; r0 < g->rsn; r0 += g->band) {
+			k = g->rsn - r0 < g->band ? g->rsn - r0 : g->band;
+			if (!g->bk)
+				dmt_gf256_mac_portable(g->acc, g->width,
+					g->roots, g->in, g->stride, k,
+					g->coef + r0 * g->roots, g->width);
+			else if (g->bk->mat)
+				g->bk->mat(g->acc, g->width, g->roots, g->in,
+					   g->stride, k,
+					   g->mats + r0 * g->roots * 8,
+					   g->width);
+			else
+				g->bk->tbl(g->acc, g->width, g->roots, g->in,
+					   g->stride, k,
+					   g->tbls + r0 * g->roots * 32,
+					   g->width);
+			done += k * g->width;
+		}
+	}
+	sink += g->acc[0];
+	return done;
+}
+
+static double gf_bench_run(const struct gf_bench *g)
+{
+	double mbs[RUNS], t0, t;
+	int reps = 1, i;
+	size_t bytes;
+
+	for (;;) {
+		t0 = cpu_now();
+		bytes = gf_bench_once(g, reps);
+		t = cpu_now() - t0;
+		if (t > 0.02 || reps > (1 << 20))
+			break;
+		reps *= 2;
+	}
+	reps = (int)(reps * 0.1 / (t > 0 ? t : 0.1)) + 1;
+	for (i = 0; i < RUNS; i++) {
+		t0 = cpu_now();
+		bytes = gf_bench_once(g, reps);
+		mbs[i] = (double)bytes / (cpu_now() - t0) / 1e6;
+	}
+	qsort(mbs, RUNS, sizeof(mbs[0]), cmp_double);
+	return mbs[RUNS / 2];
+}
+
+static void bench_gf(void)
+{
+	static const unsigned int roots_list[] = { 2, 24 };
+	struct gf_bench g;
+	uint8_t *in, *coef, *tbls, *acc;
+	uint64_t *mats;
+	double base, v;
+	size_t ri, i, n;
+	int b;
+
+	for (ri = 0; ri < 2; ri++) {
+		memset(&g, 0, sizeof(g));
+		g.roots = roots_list[ri];
+		g.width = (8u << 20) / g.roots;
+		if (g.width > (1u << 20))
+			g.width = 1u << 20;
+		g.width = g.width / 4096 * 4096;
+		g.stride = g.width + 64;
+		g.band = (4u << 20) / g.stride;
+		g.rsn = 255 - g.roots;
+		n = g.rsn * g.roots;
+		in = malloc(g.band * g.stride);
+		acc = calloc(g.roots, g.width);
+		coef = malloc(n);
+		tbls = malloc(n * 32);
+		mats = malloc(n * 64);
+		if (!in || !acc || !coef || !tbls || !mats)
+			goto next;
+		for (i = 0; i < g.band * g.stride; i++)
+			in[i] = (uint8_t)rnd();
+		for (i = 0; i < n; i++) {
+			coef[i] = (uint8_t)rnd();
+			gf_nibbles(coef[i], tbls + 32 * i);
+		}
+		for (i = 0; i < n * 8; i++)
+			mats[i] = i % 8 ? mats[i - 1] : gf_matrix(coef[i / 8]);
+		g.in = in;
+		g.acc = acc;
+		g.coef = coef;
+		g.tbls = tbls;
+		g.mats = mats;
+		base = gf_bench_run(&g);
+		printf("bench gf256-%-8s roots %2u (width %zu, %zu-row bands):"
+		       " %6.0f MB/s\n", "portable", g.roots, g.width, g.band,
+		       base);
+		for (b = 0; b < ngf; b++) {
+			if (!gf_list[b].usable)
+				continue;
+			g.bk = &gf_list[b];
+			v = gf_bench_run(&g);
+			printf("bench gf256-%-8s roots %2u (width %zu, %zu-row "
+			       "bands): %6.0f MB/s = %.1fx portable\n",
+			       gf_list[b].name, g.roots, g.width, g.band, v,
+			       v / base);
+		}
+next:
+		free(in);
+		free(acc);
+		free(coef);
+		free(tbls);
+		free(mats);
+	}
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	int do_bench = 0, i, err;
@@ -721,6 +1058,25 @@ int main(int argc, char **argv)
 		printf("tested sha512 %s (%u lanes)\n", sha512_list[i]->name,
 		       sha512_list[i]->lanes);
 	}
+#if defined(__x86_64__)
+	test_gf_reference();
+	gf_acc_buf = guarded(GF_ACC_SIZE);
+	gf_coef_buf = guarded(GF_COEF_SIZE);
+	if (!gf_acc_buf || !gf_coef_buf) {
+		fprintf(stderr, "backend_selftest: mmap: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < ngf; i++) {
+		if (!gf_list[i].usable) {
+			printf("skipped gf256 %s: CPU lacks it\n",
+			       gf_list[i].name);
+			continue;
+		}
+		test_gf(&gf_list[i]);
+		printf("tested gf256 %s\n", gf_list[i].name);
+	}
+#endif
 	for (i = 0; i < ncrc; i++) {
 		if (!crc_list[i].usable) {
 			printf("skipped crc32c %s: CPU lacks it\n",
@@ -730,8 +1086,12 @@ int main(int argc, char **argv)
 		test_crc(&crc_list[i]);
 		printf("tested crc32c %s\n", crc_list[i].name);
 	}
-	if (do_bench && !n_fail)
+	if (do_bench && !n_fail) {
 		bench_all();
+#if defined(__x86_64__)
+		bench_gf();
+#endif
+	}
 	printf("%lu passed, %lu failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }

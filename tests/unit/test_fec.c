@@ -223,23 +223,44 @@ struct cfg {
 };
 
 /*
+ * The multiply-add path the encoder takes with these CPU features (the
+ * order of lib/fec/fec.c's setup_simd).
+ */
+static const char *mac_path(uint32_t cpu)
+{
+	if ((cpu & (DMT_CPU_X86_GFNI | DMT_CPU_X86_AVX512)) ==
+	    (DMT_CPU_X86_GFNI | DMT_CPU_X86_AVX512))
+		return "gfni";
+	if (cpu & DMT_CPU_X86_AVX2)
+		return "avx2";
+	if (cpu & DMT_CPU_X86_SSSE3)
+		return "ssse3";
+	return "table";
+}
+
+/*
  * veritysetup's parity for every config, then ours with each thread count
- * (nt of them): first the default path (GFNI where the CPU has it), then
- * with GFNI masked off (table path; a repeat of the first pass without
- * GFNI, so skipped then).
+ * (nt of them), once per multiply-add path this CPU has: features are
+ * masked off one by one (GFNI, AVX2, SSSE3) and a pass runs whenever that
+ * changes the path, down to the table path.
  */
 static void compare_configs(const struct cfg *cfgs, size_t n,
 			    const unsigned int *threads, unsigned int nt,
 			    const char *dir)
 {
+	static const uint32_t masks[] = { 0, DMT_CPU_X86_GFNI,
+					  DMT_CPU_X86_AVX2,
+					  DMT_CPU_X86_SSSE3 };
 	char name[64], *data, *hash, *vfec, *ofec = th_path(dir, "o.fec");
+	const char *path, *prev = NULL;
 	unsigned int pass, t;
-	bool gfni = dmt_cpu_features() & DMT_CPU_X86_GFNI;
 	size_t i;
 
-	for (pass = 0; pass < (gfni ? 2 : 1); pass++) {
-		if (pass == 1)
-			dmt_cpu_mask_off(DMT_CPU_X86_GFNI);
+	for (pass = 0; pass < sizeof(masks) / sizeof(masks[0]); pass++) {
+		dmt_cpu_mask_off(masks[pass]);
+		path = mac_path(dmt_cpu_features());
+		if (prev && !strcmp(path, prev))
+			continue;
 		for (i = 0; i < n; i++) {
 			const struct cfg *c = &cfgs[i];
 
@@ -249,7 +270,7 @@ static void compare_configs(const struct cfg *cfgs, size_t n,
 			hash = th_path(dir, name);
 			snprintf(name, sizeof(name), "v%zu.fec", i);
 			vfec = th_path(dir, name);
-			if (pass == 0) {
+			if (!prev) {
 				th_write_random_file(data, c->blocks * c->bs +
 						     c->tail,
 						     c->blocks * 7 + c->roots);
@@ -266,13 +287,13 @@ static void compare_configs(const struct cfg *cfgs, size_t n,
 					  " %u %s: parity differs from "
 					  "veritysetup", c->roots, c->bs,
 					  (unsigned long long)c->blocks,
-					  threads[t],
-					  pass ? "table" : "default");
+					  threads[t], path);
 			}
 			free(data);
 			free(hash);
 			free(vfec);
 		}
+		prev = path;
 	}
 	free(ofec);
 }
@@ -599,6 +620,39 @@ Test(fec, mac_paths_match_scalar_encoder)
 		cr_assert_arr_eq(acc2, acc, rs.roots * len);
 #endif
 	}
+#if defined(__x86_64__)
+	/* the PSHUFB paths, on the same inputs, in two bands */
+	for (i = 0; i < 6; i++) {
+		static const uint32_t need[2] = { DMT_CPU_X86_SSSE3,
+						  DMT_CPU_X86_AVX2 };
+		uint8_t *tb = (uint8_t *)mats;
+
+		cr_assert_eq(dmt_rs_init(&rs, roots[i]), 0);
+		for (x = 0; x < rs.rsn * len; x++)
+			in[x] = (uint8_t)rng(&s);
+		memset(acc, 0, 24 * len);
+		dmt_gf256_mac_portable(acc, len, rs.roots, in, len, rs.rsn,
+				       rs.coef, len);
+		for (x = 0; x < (size_t)rs.rsn * rs.roots; x++)
+			dmt_gf256_nibble_tables(rs.coef[x], tb + x * 32);
+		for (j = 0; j < 2; j++) {
+			void (*fn)(uint8_t *, size_t, unsigned int,
+				   const uint8_t *, size_t, size_t,
+				   const uint8_t *, size_t) =
+				j ? dmt_gf256_mac_avx2 : dmt_gf256_mac_ssse3;
+
+			if (!(dmt_cpu_features() & need[j]))
+				continue;
+			memset(acc2, 0, 24 * len);
+			fn(acc2, len, rs.roots, in, len, 100, tb, len);
+			fn(acc2, len, rs.roots, in + 100 * len, len,
+			   rs.rsn - 100, tb + 100 * rs.roots * 32, len);
+			cr_assert_arr_eq(acc2, acc, rs.roots * len,
+					 "%s, roots %u",
+					 j ? "avx2" : "ssse3", rs.roots);
+		}
+	}
+#endif
 	free(in);
 	free(acc);
 	free(acc2);

@@ -1406,8 +1406,8 @@ Test(hash, cpu_mask)
 	cr_assert_eq(rc, -ENOTSUP);
 	c.lenient = false;
 	if (f & DMT_CPU_X86_GFNI) {
-		cr_assert_str_eq(dmt_engine_resolve(NULL, "gf256"),
-				 "portable", "GFNI needs AVX-512 vectors");
+		cr_assert_str_neq(dmt_engine_resolve(NULL, "gf256"), "gfni",
+				  "GFNI needs AVX-512 vectors");
 		cr_assert_eq(dmt_engine_spec_check("gf256=gfni", NULL, 0),
 			     -ENOTSUP);
 		cr_assert_eq(dmt_engine_spec_check("gfni", NULL, 0),

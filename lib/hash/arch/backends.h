@@ -49,6 +49,7 @@ extern const struct dmt_sha256_backend dmt_sha256_shani_2x;	/* 2 lanes */
 extern const struct dmt_sha256_backend dmt_sha256_avx2;		/* 8 lanes */
 extern const struct dmt_sha256_backend dmt_sha256_avx512;	/* 16 lanes */
 extern const struct dmt_sha512_backend dmt_sha512_avx512;	/* 8 lanes */
+extern const struct dmt_sha512_backend dmt_sha512_avx2;		/* 4 lanes */
 uint32_t dmt_crc32c_sse42(uint32_t crc, const uint8_t *p, size_t len);
 #endif
 #if defined(__aarch64__)

@@ -92,6 +92,7 @@ static void sha256_shani_1x(uint32_t *state, const uint8_t *const *data,
 
 		load_msg(m, p);
 		p += 64;
+#pragma GCC unroll 16
 		for (j = 0; j < 16; j++) {
 			if (j >= 4)
 				SCHED(m, j);
@@ -119,6 +120,7 @@ static void sha256_shani_2x(uint32_t *state, const uint8_t *const *data,
 		load_msg(mb, pb);
 		pa += 64;
 		pb += 64;
+#pragma GCC unroll 16
 		for (j = 0; j < 16; j++) {
 			if (j >= 4) {
 				SCHED(ma, j);
