@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fs-verity library tests (suite "fsverity"): digests, Merkle tree bytes
+ * and descriptor bytes against libfsverity 1.5 (fsverity-utils, the
+ * oracle, where it is installed: the oracle tests skip visibly otherwise),
+ * golden vectors recorded with `fsverity digest` (testdata/fsverity, run
+ * without libfsverity too), parameter edges and reasons, and the batch
+ * interface against one-by-one digests.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include <dmt/fsverity.h>
+#include "tests/support/helpers.h"
+
+#ifdef DMT_HAVE_LIBFSVERITY
+#include <libfsverity.h>
+#define NEED_ORACLE() ((void)0)
+#else
+#define NEED_ORACLE()                                                     \
+	cr_skip("libfsverity (libfsverity-dev) is not installed: oracle " \
+		"comparison not run")
+#endif
+
+/* ---- data (the same bytes as testdata/fsverity/mkvectors.sh) ---- */
+
+/* AES-128-CTR keystream, zero key and IV: bytes [0, size). */
+static void keystream(uint8_t *out, size_t size)
+{
+	static const uint8_t zero16[16];
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int n;
+
+	cr_assert(c);
+	memset(out, 0, size);
+	cr_assert(EVP_EncryptInit_ex(c, EVP_aes_128_ctr(), NULL, zero16,
+				     zero16));
+	for (size_t off = 0; off < size;) {
+		int len = size - off > (1 << 20) ? 1 << 20 : (int)(size - off);
+
+		cr_assert(EVP_EncryptUpdate(c, out + off, &n, out + off, len));
+		off += (size_t)n;
+	}
+	EVP_CIPHER_CTX_free(c);
+}
+
+/*
+ * kind "aes": the keystream; "zero": all zero; "sparse": zero but the
+ * first 4096 keystream bytes at size / 2 (cut at size).
+ */
+static uint8_t *gen(const char *kind, uint64_t size)
+{
+	uint8_t *buf = calloc(1, size + 1);
+
+	cr_assert_not_null(buf);
+	if (!strcmp(kind, "aes")) {
+		keystream(buf, (size_t)size);
+	} else if (!strcmp(kind, "sparse")) {
+		uint8_t ks[4096];
+		size_t at = (size_t)(size / 2);
+		size_t n = size - at < 4096 ? (size_t)(size - at) : 4096;
+
+		keystream(ks, sizeof(ks));
+		memcpy(buf + at, ks, n);
+	} else {
+		cr_assert_str_eq(kind, "zero");
+	}
+	return buf;
+}
+
+struct reader {
+	const uint8_t *buf;
+	uint64_t size, pos;
+	unsigned int calls;
+};
+
+static int mem_read(void *fd, void *buf, size_t count)
+{
+	struct reader *r = fd;
+
+	if (count > r->size - r->pos)
+		return -EIO;	/* never asked for more than the file */
+	memcpy(buf, r->buf + r->pos, count);
+	r->pos += count;
+	r->calls++;
+	return 0;
+}
+
+/* What the metadata callbacks saw. */
+struct meta {
+	uint64_t tree_size;
+	unsigned int size_calls, desc_calls;
+	uint8_t *tree;
+	uint8_t *seen;		/* per tree block: handed out how often */
+	uint32_t bs;
+	uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE];
+	int fail_at;		/* block call that fails (-ENOSPC), 0 none */
+	unsigned int block_calls;
+};
+
+static int meta_size(void *ctx, uint64_t size)
+{
+	struct meta *m = ctx;
+
+	m->size_calls++;
+	m->tree_size = size;
+	free(m->tree);
+	free(m->seen);
+	m->tree = calloc(1, size + 1);
+	m->seen = calloc(1, size / m->bs + 1);
+	return m->tree && m->seen ? 0 : -ENOMEM;
+}
+
+static int meta_block(void *ctx, const void *block, size_t size,
+		      uint64_t offset)
+{
+	struct meta *m = ctx;
+
+	if (m->fail_at && ++m->block_calls == (unsigned int)m->fail_at)
+		return -ENOSPC;
+	if (size != m->bs || offset % m->bs || offset + size > m->tree_size)
+		return -ERANGE;
+	memcpy(m->tree + offset, block, size);
+	m->seen[offset / m->bs]++;
+	return 0;
+}
+
+static int meta_desc(void *ctx, const void *desc, size_t size)
+{
+	struct meta *m = ctx;
+
+	if (size != sizeof(m->desc))
+		return -ERANGE;
+	memcpy(m->desc, desc, size);
+	m->desc_calls++;
+	return 0;
+}
+
+static void meta_free(struct meta *m)
+{
+	free(m->tree);
+	free(m->seen);
+}
+
+/* Every tree block handed out exactly once, tree size asked once. */
+static void meta_check_complete(const struct meta *m)
+{
+	cr_assert_eq(m->size_calls, 1);
+	cr_assert_eq(m->desc_calls, 1);
+	for (uint64_t i = 0; i < m->tree_size / m->bs; i++)
+		cr_assert_eq(m->seen[i], 1, "tree block %llu seen %u times",
+			     (unsigned long long)i, m->seen[i]);
+}
+
+struct spec {
+	uint32_t alg, bs, salt_size;
+	const uint8_t *salt;
+	unsigned int threads;
+};
+
+static uint32_t ds_of(uint32_t alg)
+{
+	return (uint32_t)dmt_fsverity_digest_size(alg);
+}
+
+static void ours(const struct spec *s, const uint8_t *buf, uint64_t size,
+		 struct dmt_fsverity_digest *d, struct meta *m)
+{
+	struct dmt_fsverity_metadata_callbacks cb = { m, meta_size, meta_block,
+						      meta_desc };
+	struct dmt_fsverity_params p = {
+		.version = 1, .hash_algorithm = s->alg, .file_size = size,
+		.block_size = s->bs, .salt_size = s->salt_size,
+		.salt = s->salt, .metadata_callbacks = &cb,
+		.threads = s->threads,
+	};
+	struct reader r = { buf, size, 0, 0 };
+	struct dmt_reason why = { 0 };
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->bs = s->bs;
+	err = dmt_fsverity_compute_digest(&r, mem_read, &p, d, &why);
+	cr_assert_eq(err, 0, "compute_digest: %d (reason %d %s)", err,
+		     why.code, why.field ? why.field : "");
+	cr_assert_eq(r.pos, size, "read %llu of %llu bytes",
+		     (unsigned long long)r.pos, (unsigned long long)size);
+	meta_check_complete(m);
+	cr_assert_eq(d->digest_algorithm, s->alg);
+	cr_assert_eq(d->digest_size, ds_of(s->alg));
+}
+
+#ifdef DMT_HAVE_LIBFSVERITY
+static int oracle_size(void *ctx, uint64_t size)
+{
+	return meta_size(ctx, size);
+}
+
+static void oracle(const struct spec *s, const uint8_t *buf, uint64_t size,
+		   uint8_t *digest, struct meta *m)
+{
+	struct libfsverity_metadata_callbacks cb = { m, oracle_size,
+						     meta_block, meta_desc };
+	struct libfsverity_merkle_tree_params p = {
+		.version = 1, .hash_algorithm = s->alg, .file_size = size,
+		.block_size = s->bs, .salt_size = s->salt_size,
+		.salt = s->salt, .metadata_callbacks = &cb,
+	};
+	struct reader r = { buf, size, 0, 0 };
+	struct libfsverity_digest *d = NULL;
+
+	memset(m, 0, sizeof(*m));
+	m->bs = s->bs;
+	cr_assert_eq(libfsverity_compute_digest(&r, mem_read, &p, &d), 0);
+	cr_assert_eq(d->digest_size, ds_of(s->alg));
+	memcpy(digest, d->digest, d->digest_size);
+	free(d);
+	meta_check_complete(m);
+}
+
+/* Our digest, tree and descriptor equal libfsverity's. */
+static void same_as_oracle(const struct spec *s, const uint8_t *buf,
+			   uint64_t size)
+{
+	struct dmt_fsverity_digest d;
+	uint8_t want[DMT_FSVERITY_MAX_DIGEST];
+	struct meta mo, mw;
+
+	oracle(s, buf, size, want, &mw);
+	ours(s, buf, size, &d, &mo);
+	cr_assert_eq(memcmp(d.digest, want, d.digest_size), 0,
+		     "digest: alg %u bs %u salt %u size %llu threads %u",
+		     s->alg, s->bs, s->salt_size, (unsigned long long)size,
+		     s->threads);
+	cr_assert_eq(mo.tree_size, mw.tree_size, "tree size, size %llu",
+		     (unsigned long long)size);
+	cr_assert_eq(memcmp(mo.tree, mw.tree, mw.tree_size), 0,
+		     "tree bytes: alg %u bs %u size %llu", s->alg, s->bs,
+		     (unsigned long long)size);
+	cr_assert_eq(memcmp(mo.desc, mw.desc, sizeof(mw.desc)), 0,
+		     "descriptor: alg %u bs %u size %llu", s->alg, s->bs,
+		     (unsigned long long)size);
+	meta_free(&mo);
+	meta_free(&mw);
+}
+#endif
+
+/* Sizes around b blocks: b * bs - 1, b * bs, b * bs + 1. */
+static size_t edge_sizes(uint64_t bs, uint64_t fan, uint64_t max,
+			 uint64_t *out)
+{
+	size_t n = 0;
+	uint64_t blocks[] = { 1, 2, fan, fan + 1, fan * fan, fan * fan + 1,
+			      fan * fan * fan, fan * fan * fan + 1 };
+
+	out[n++] = 0;
+	out[n++] = 1;
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+		uint64_t b = blocks[i] * bs;
+
+		if (b + 1 > max)
+			break;
+		out[n++] = b - 1;
+		out[n++] = b;
+		out[n++] = b + 1;
+	}
+	return n;
+}
+
+/* Sizes 0, 1, block +-1 and the fan-out edges (blocks = fanout, fanout + 1,
+ * fanout^2, ...), every block size class, both hashes, threads 1 and 2,
+ * with and without salt; at most 24 MiB per file. */
+Test(fsverity, oracle_sizes_and_fanout, .timeout = 300)
+{
+	NEED_ORACLE();
+#ifdef DMT_HAVE_LIBFSVERITY
+	static const uint8_t salt[32] = "0123456789abcdef0123456789abcdef";
+	const uint64_t max = th_reduced() ? (2u << 20) : (24u << 20);
+	uint8_t *buf = gen("aes", max);
+	uint32_t algs[] = { DMT_FSVERITY_HASH_SHA256, DMT_FSVERITY_HASH_SHA512 };
+
+	for (size_t a = 0; a < 2; a++) {
+		uint32_t ds = ds_of(algs[a]);
+		uint32_t bss[] = { 2 * ds, 4 * ds, 1024, 4096, 65536 };
+
+		for (size_t k = 0; k < sizeof(bss) / sizeof(bss[0]); k++) {
+			uint64_t sizes[32];
+			size_t n = edge_sizes(bss[k], bss[k] / ds, max, sizes);
+
+			for (size_t i = 0; i < n; i++) {
+				struct spec s = { algs[a], bss[k], 0, NULL,
+						  1 + (unsigned int)(i & 1) };
+
+				same_as_oracle(&s, buf, sizes[i]);
+				s.salt = salt;
+				s.salt_size = 1 + (uint32_t)(i % 32);
+				same_as_oracle(&s, buf, sizes[i]);
+			}
+		}
+	}
+	free(buf);
+#endif
+}
+
+/* Salts of every length 0..32 (the padding to the hash block). */
+Test(fsverity, oracle_salts)
+{
+	NEED_ORACLE();
+#ifdef DMT_HAVE_LIBFSVERITY
+	uint8_t salt[32];
+	uint8_t *buf = gen("aes", 3 * 4096 + 5);
+
+	for (int i = 0; i < 32; i++)
+		salt[i] = (uint8_t)(0xa0 + i);
+	for (uint32_t len = 0; len <= 32; len++) {
+		struct spec s = { DMT_FSVERITY_HASH_SHA256, 1024, len,
+				  len ? salt : NULL, 1 };
+
+		same_as_oracle(&s, buf, 3 * 4096 + 5);
+		s.alg = DMT_FSVERITY_HASH_SHA512;
+		s.bs = 4096;
+		same_as_oracle(&s, buf, 3 * 4096 + 5);
+	}
+	free(buf);
+#endif
+}
+
+/* Zero data and mostly-zero data. */
+Test(fsverity, oracle_sparse)
+{
+	NEED_ORACLE();
+#ifdef DMT_HAVE_LIBFSVERITY
+	const char *kinds[] = { "zero", "sparse" };
+	uint64_t sizes[] = { 1, 4096, 4097, 129 * 4096, (3u << 20) + 17 };
+
+	for (size_t k = 0; k < 2; k++) {
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			uint8_t *buf = gen(kinds[k], sizes[i]);
+			struct spec s = { DMT_FSVERITY_HASH_SHA256, 4096, 0,
+					  NULL, 2 };
+
+			same_as_oracle(&s, buf, sizes[i]);
+			free(buf);
+		}
+	}
+#endif
+}
+
+/* A big block size: one and several 1 MiB blocks, a two-level tree. */
+Test(fsverity, oracle_big_blocks)
+{
+	NEED_ORACLE();
+#ifdef DMT_HAVE_LIBFSVERITY
+	uint64_t sizes[] = { 5, (1u << 20) + 1, 3u << 20 };
+	uint8_t *buf = gen("aes", 3u << 20);
+
+	for (size_t i = 0; i < 3; i++) {
+		struct spec s = { DMT_FSVERITY_HASH_SHA512, 1u << 20, 0, NULL,
+				  2 };
+
+		same_as_oracle(&s, buf, sizes[i]);
+	}
+	free(buf);
+#endif
+}
+
+/* Two digests per block: every level is bigger than its buffer
+ * (FV_LEVEL_BYTES), so levels go out in several pieces. */
+Test(fsverity, oracle_deep_tree, .timeout = 120)
+{
+	NEED_ORACLE();
+#ifdef DMT_HAVE_LIBFSVERITY
+	uint64_t size = th_reduced() ? (9u << 20) + 100 : (20u << 20) + 100;
+	uint8_t *buf = gen("aes", size);
+	struct spec s = { DMT_FSVERITY_HASH_SHA256, 64, 7,
+			  (const uint8_t *)"saltier", 2 };
+
+	same_as_oracle(&s, buf, size);
+	s.alg = DMT_FSVERITY_HASH_SHA512;
+	s.bs = 128;
+	s.threads = 1;
+	same_as_oracle(&s, buf, size);
+	free(buf);
+#endif
+}
+
+/* ---- parameters ---- */
+
+static int check(uint32_t version, uint32_t alg, uint32_t bs, uint32_t salt,
+		 struct dmt_reason *r)
+{
+	static const uint8_t s[33];
+	struct dmt_fsverity_params p = { .version = version,
+					 .hash_algorithm = alg,
+					 .block_size = bs, .salt_size = salt,
+					 .salt = s };
+
+	memset(r, 0, sizeof(*r));
+	return dmt_fsverity_check_params(&p, r);
+}
+
+Test(fsverity, params_edges)
+{
+	struct dmt_reason r;
+
+	cr_assert_eq(check(1, 0, 0, 0, &r), 0);	/* sha256, 4096 */
+	cr_assert_eq(check(1, 1, 64, 0, &r), 0);
+	cr_assert_eq(check(1, 2, 128, 32, &r), 0);
+	cr_assert_eq(check(1, 1, 1u << 30, 0, &r), 0);
+	cr_assert_eq(check(1, 2, 1u << 30, 0, &r), 0);
+
+	cr_assert_eq(check(2, 1, 4096, 0, &r), -EINVAL);
+	cr_assert_eq(r.code, DMT_REASON_BAD_VALUE);
+	cr_assert_str_eq(r.field, "version");
+	cr_assert_eq(check(1, 3, 4096, 0, &r), -EINVAL);
+	cr_assert_eq(r.code, DMT_REASON_UNKNOWN_ALG);
+	cr_assert_str_eq(r.field, "hash_algorithm");
+	cr_assert_eq(check(1, 1, 32, 0, &r), -EINVAL);
+	cr_assert_eq(r.code, DMT_REASON_OUT_OF_RANGE);
+	cr_assert_str_eq(r.field, "block_size");
+	cr_assert_eq(r.min, 64);
+	cr_assert_eq(r.max, 1u << 30);
+	cr_assert_eq(check(1, 2, 64, 0, &r), -EINVAL);
+	cr_assert_eq(r.min, 128);
+	cr_assert_eq(check(1, 1, 1u << 31, 0, &r), -EINVAL);
+	cr_assert_eq(r.code, DMT_REASON_OUT_OF_RANGE);
+	cr_assert_eq(check(1, 1, 4095, 0, &r), -EINVAL);
+	cr_assert_eq(r.code, DMT_REASON_NOT_POWER_OF_2);
+	cr_assert_eq(check(1, 1, 4096, 33, &r), -EINVAL);
+	cr_assert_eq(r.code, DMT_REASON_TOO_LARGE);
+	cr_assert_str_eq(r.field, "salt_size");
+	cr_assert_eq(r.max, 32);
+
+	struct dmt_fsverity_params p = { .version = 1, .salt_size = 4 };
+
+	cr_assert_eq(dmt_fsverity_check_params(&p, &r), -EINVAL);
+	cr_assert_eq(r.code, DMT_REASON_MISSING);
+	cr_assert_str_eq(r.field, "salt");
+
+	cr_assert_eq(dmt_fsverity_hash_alg_by_name("sha512"), 2);
+	cr_assert_eq(dmt_fsverity_hash_alg_by_name("sha1"), 0);
+	cr_assert_str_eq(dmt_fsverity_hash_alg_name(1), "sha256");
+	cr_assert_null(dmt_fsverity_hash_alg_name(0));
+}
+
+Test(fsverity, tree_size)
+{
+	struct dmt_fsverity_params p = { .version = 1 };
+	uint64_t t;
+
+	cr_assert_eq(dmt_fsverity_tree_size(&p, 0, &t), 0);
+	cr_assert_eq(t, 0);
+	cr_assert_eq(dmt_fsverity_tree_size(&p, 4096, &t), 0);
+	cr_assert_eq(t, 0);
+	cr_assert_eq(dmt_fsverity_tree_size(&p, 4097, &t), 0);
+	cr_assert_eq(t, 4096);
+	/* 129 blocks: two level-0 blocks and a root block */
+	cr_assert_eq(dmt_fsverity_tree_size(&p, 129 * 4096, &t), 0);
+	cr_assert_eq(t, 3 * 4096);
+	p.block_size = 3;
+	cr_assert_eq(dmt_fsverity_tree_size(&p, 1, &t), -EINVAL);
+}
+
+/* The formatted digest, byte by byte. */
+Test(fsverity, formatted_digest)
+{
+	struct dmt_fsverity_digest d = { .digest_algorithm = 2,
+					 .digest_size = 64 };
+	uint8_t out[DMT_FSVERITY_FORMATTED_MAX];
+
+	for (int i = 0; i < 64; i++)
+		d.digest[i] = (uint8_t)i;
+	cr_assert_eq(dmt_fsverity_format_digest(&d, out), 76);
+	cr_assert_eq(memcmp(out, "FSVerity\x02\x00\x40\x00", 12), 0);
+	cr_assert_eq(memcmp(out + 12, d.digest, 64), 0);
+	d.digest_size = 32;
+	cr_assert_eq(dmt_fsverity_format_digest(&d, out), 0);
+}
+
+/* Errors of the read callback and of the metadata callbacks come back. */
+static int failing_read(void *fd, void *buf, size_t count)
+{
+	unsigned int *calls = fd;
+
+	memset(buf, 0, count);
+	return ++*calls == 3 ? -EIO : 0;
+}
+
+Test(fsverity, callback_errors)
+{
+	struct meta m = { .bs = 1024, .fail_at = 2 };
+	struct dmt_fsverity_metadata_callbacks cb = { &m, meta_size,
+						      meta_block, meta_desc };
+	struct dmt_fsverity_params p = { .version = 1, .block_size = 1024,
+					 .file_size = 64u << 20, .threads = 2,
+					 .metadata_callbacks = &cb };
+	struct dmt_fsverity_digest d;
+	unsigned int calls = 0;
+
+	cr_assert_eq(dmt_fsverity_compute_digest(&calls, failing_read, &p, &d,
+						 NULL),
+		     -EIO);
+	calls = 100;
+	cr_assert_eq(dmt_fsverity_compute_digest(&calls, failing_read, &p, &d,
+						 NULL),
+		     -ENOSPC);
+	meta_free(&m);
+	cr_assert_eq(dmt_fsverity_compute_digest(&calls, NULL, &p, &d, NULL),
+		     -EINVAL);
+}
