@@ -515,3 +515,273 @@ Test(fsverity, callback_errors)
 	cr_assert_eq(dmt_fsverity_compute_digest(&calls, NULL, &p, &d, NULL),
 		     -EINVAL);
 }
+
+/* ---- the batch interface ---- */
+
+struct batch_log {
+	unsigned int n;			/* results seen */
+	int stop_at;			/* done returns -ECANCELED here (1-based) */
+	struct dmt_fsverity_result res[600];
+};
+
+static int log_done(void *ctx, const struct dmt_fsverity_result *res)
+{
+	struct batch_log *l = ctx;
+
+	cr_assert_lt(l->n, 600);
+	l->res[l->n] = *res;
+	l->res[l->n].path = NULL;	/* only valid during the call */
+	if (l->stop_at && (int)++l->n == l->stop_at)
+		return -ECANCELED;
+	if (!l->stop_at)
+		l->n++;
+	return 0;
+}
+
+/* Sizes of the mixed set: the edges, many small files, a few big ones
+ * (streamed alone, between the groups). */
+static uint64_t mixed_size(unsigned int i, uint32_t bs)
+{
+	static const uint64_t fixed[] = { 0, 1, 4095, 4096, 4097, 8192 };
+
+	if (i < 6)
+		return fixed[i];
+	if (i % 97 == 0)
+		return (1u << 20) + 1 + i;		/* > one group slot */
+	if (i % 61 == 0)
+		return 129 * (uint64_t)bs + i;		/* two-level tree */
+	return (i * 2654435761u) % (16385);		/* 0..16 KiB */
+}
+
+struct mixed {
+	char *dir;
+	unsigned int n;
+	char *paths[600];
+	uint8_t *bufs[600];
+	uint64_t sizes[600];
+};
+
+static void mixed_make(struct mixed *m, unsigned int n, uint32_t bs)
+{
+	m->dir = th_mkdtemp();
+	m->n = n;
+	for (unsigned int i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "f%04u", i);
+		m->paths[i] = th_path(m->dir, name);
+		m->sizes[i] = mixed_size(i, bs);
+		m->bufs[i] = malloc(m->sizes[i] + 1);
+		cr_assert_not_null(m->bufs[i]);
+		th_fill_random(m->bufs[i], (size_t)m->sizes[i], 1000 + i);
+		/* some zero blocks */
+		if (i % 5 == 0 && m->sizes[i] > 8192)
+			memset(m->bufs[i] + 4096, 0, 4096);
+		th_write_file(m->paths[i], m->bufs[i], (size_t)m->sizes[i]);
+	}
+}
+
+static void mixed_free(struct mixed *m)
+{
+	for (unsigned int i = 0; i < m->n; i++) {
+		free(m->paths[i]);
+		free(m->bufs[i]);
+	}
+	th_rmtree(m->dir);
+	free(m->dir);
+}
+
+/* Batch (files by path, fd and read callback in turn) == one by one,
+ * digests, trees and descriptors, for threads 1 and 2. */
+static void batch_vs_single(const struct spec *s, unsigned int nfiles)
+{
+	struct mixed *m = calloc(1, sizeof(*m));
+	struct batch_log *log = calloc(1, sizeof(*log));
+	struct meta *mb = calloc(nfiles, sizeof(*mb));
+	struct dmt_fsverity_metadata_callbacks *cbs =
+		calloc(nfiles, sizeof(*cbs));
+	struct reader *rd = calloc(nfiles, sizeof(*rd));
+	int *fds = calloc(nfiles, sizeof(*fds));
+	struct dmt_fsverity_batch_params bp = {
+		.tree = { .version = 1, .hash_algorithm = s->alg,
+			  .block_size = s->bs, .salt_size = s->salt_size,
+			  .salt = s->salt, .threads = s->threads },
+		.done = log_done, .done_ctx = log,
+	};
+	struct dmt_fsverity_batch *b;
+
+	cr_assert(m && log && mb && cbs && rd && fds);
+	mixed_make(m, nfiles, s->bs);
+	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
+	for (unsigned int i = 0; i < nfiles; i++) {
+		struct dmt_fsverity_file f = { .fd = -1, .size = UINT64_MAX,
+					       .user = &fds[i] };
+
+		mb[i].bs = s->bs;
+		cbs[i] = (struct dmt_fsverity_metadata_callbacks){
+			&mb[i], meta_size, meta_block, meta_desc
+		};
+		f.metadata_callbacks = &cbs[i];
+		fds[i] = -1;
+		if (i % 3 == 0) {
+			f.path = m->paths[i];
+		} else if (i % 3 == 1) {
+			fds[i] = open(m->paths[i], O_RDONLY);
+			cr_assert_geq(fds[i], 0);
+			f.fd = fds[i];
+			if (i % 2)
+				f.size = m->sizes[i];
+		} else {
+			rd[i] = (struct reader){ m->bufs[i], m->sizes[i], 0, 0 };
+			f.read_fn = mem_read;
+			f.read_ctx = &rd[i];
+			f.size = m->sizes[i];
+		}
+		cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+	}
+	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
+	dmt_fsverity_batch_free(b);
+	cr_assert_eq(log->n, nfiles);
+
+	for (unsigned int i = 0; i < nfiles; i++) {
+		const struct dmt_fsverity_result *res = &log->res[i];
+		struct dmt_fsverity_digest d;
+		struct meta one;
+
+		cr_assert_eq(res->user, &fds[i], "result %u out of order", i);
+		cr_assert_eq(res->err, 0, "file %u: %d", i, res->err);
+		cr_assert_eq(res->size, m->sizes[i]);
+		ours(s, m->bufs[i], m->sizes[i], &d, &one);
+		cr_assert_eq(memcmp(&res->digest, &d, sizeof(d)), 0,
+			     "file %u (%llu bytes): batch digest differs", i,
+			     (unsigned long long)m->sizes[i]);
+		meta_check_complete(&mb[i]);
+		cr_assert_eq(mb[i].tree_size, one.tree_size);
+		cr_assert_eq(memcmp(mb[i].tree, one.tree, one.tree_size), 0,
+			     "file %u: tree differs", i);
+		cr_assert_eq(memcmp(mb[i].desc, one.desc, sizeof(one.desc)),
+			     0);
+		meta_free(&one);
+		meta_free(&mb[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	mixed_free(m);
+	free(m);
+	free(log);
+	free(mb);
+	free(cbs);
+	free(rd);
+	free(fds);
+}
+
+Test(fsverity, batch_equals_single, .timeout = 300)
+{
+	unsigned int n = th_reduced() ? 120 : 400;
+	struct spec s = { DMT_FSVERITY_HASH_SHA256, 4096, 0, NULL, 1 };
+
+	batch_vs_single(&s, n);
+	s.threads = 2;
+	batch_vs_single(&s, n);
+}
+
+Test(fsverity, batch_equals_single_salted, .timeout = 300)
+{
+	struct spec s = { DMT_FSVERITY_HASH_SHA512, 1024, 32,
+			  (const uint8_t *)"a salt of thirty-two bytes, ok!", 2 };
+
+	batch_vs_single(&s, th_reduced() ? 60 : 200);
+	s.alg = DMT_FSVERITY_HASH_SHA256;
+	s.bs = 65536;
+	s.salt_size = 3;
+	s.threads = 1;
+	batch_vs_single(&s, 60);
+}
+
+/* Unreadable files, directories, files that changed size: reported in
+ * order with their reasons, the others still digested. */
+Test(fsverity, batch_errors)
+{
+	char *dir = th_mkdtemp();
+	char *a = th_path(dir, "a"), *gone = th_path(dir, "gone");
+	struct batch_log *log = calloc(1, sizeof(*log));
+	struct dmt_fsverity_batch_params bp = {
+		.tree = { .version = 1, .threads = 2 },
+		.done = log_done, .done_ctx = log,
+	};
+	struct dmt_fsverity_batch *b;
+	int fd;
+
+	th_write_random_file(a, 10000, 7);
+	fd = open(a, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
+	struct dmt_fsverity_file files[] = {
+		{ .fd = -1, .path = a, .size = UINT64_MAX },
+		{ .fd = -1, .path = gone, .size = UINT64_MAX },
+		{ .fd = -1, .path = dir, .size = UINT64_MAX },
+		{ .fd = fd, .path = "shrunk", .size = 10001 },
+		{ .fd = fd, .path = "grown", .size = 9999 },
+		{ .fd = fd, .path = "grown big", .size = (2u << 20) },
+		{ .fd = fd, .path = "exact", .size = 10000 },
+	};
+	for (unsigned int i = 0; i < 7; i++)
+		cr_assert_eq(dmt_fsverity_batch_add(b, &files[i]), 0);
+	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
+	dmt_fsverity_batch_free(b);
+	close(fd);
+
+	cr_assert_eq(log->n, 7);
+	cr_assert_eq(log->res[0].err, 0);
+	cr_assert_eq(log->res[1].err, -ENOENT);
+	cr_assert_eq(log->res[1].reason.code, DMT_REASON_IO);
+	cr_assert_eq(log->res[2].err, -EISDIR);
+	cr_assert_eq(log->res[2].reason.code, DMT_REASON_FSVERITY_NOT_REGULAR);
+	for (int i = 3; i < 6; i++) {
+		cr_assert_eq(log->res[i].err, -ENODATA, "case %d", i);
+		cr_assert_eq(log->res[i].reason.code,
+			     DMT_REASON_FSVERITY_SIZE_CHANGED, "case %d", i);
+	}
+	cr_assert_eq(log->res[6].err, 0);
+	cr_assert_eq(memcmp(&log->res[6].digest, &log->res[0].digest,
+			    sizeof(log->res[0].digest)),
+		     0);
+	free(log);
+	free(a);
+	free(gone);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* done's non-zero return stops the batch and comes back. */
+Test(fsverity, batch_stop)
+{
+	struct batch_log *log = calloc(1, sizeof(*log));
+	struct dmt_fsverity_batch_params bp = {
+		.tree = { .version = 1, .threads = 1 },
+		.done = log_done, .done_ctx = log,
+	};
+	struct dmt_fsverity_batch *b;
+	struct reader r = { (const uint8_t *)"", 0, 0, 0 };
+	struct dmt_fsverity_file f = { .fd = -1, .read_fn = mem_read,
+				       .read_ctx = &r };
+	int err = 0;
+
+	log->stop_at = 300;
+	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
+	for (unsigned int i = 0; i < 500 && !err; i++)
+		err = dmt_fsverity_batch_add(b, &f);
+	if (!err)
+		err = dmt_fsverity_batch_finish(b);
+	cr_assert_eq(err, -ECANCELED);
+	cr_assert_eq(log->n, 300);
+	cr_assert_eq(dmt_fsverity_batch_add(b, &f), -ECANCELED);
+	dmt_fsverity_batch_free(b);
+	f.read_fn = NULL;
+	bp.tree.block_size = 100;
+	struct dmt_reason why;
+
+	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, &why), -EINVAL);
+	cr_assert_eq(why.code, DMT_REASON_NOT_POWER_OF_2);
+	free(log);
+}
