@@ -252,6 +252,7 @@ static void same_as_oracle(const struct spec *s, const uint8_t *buf,
 }
 #endif
 
+#ifdef DMT_HAVE_LIBFSVERITY
 /* Sizes around b blocks: b * bs - 1, b * bs, b * bs + 1. */
 static size_t edge_sizes(uint64_t bs, uint64_t fan, uint64_t max,
 			 uint64_t *out)
@@ -273,6 +274,7 @@ static size_t edge_sizes(uint64_t bs, uint64_t fan, uint64_t max,
 	}
 	return n;
 }
+#endif
 
 /* Sizes 0, 1, block +-1 and the fan-out edges (blocks = fanout, fanout + 1,
  * fanout^2, ...), every block size class, both hashes, threads 1 and 2,
@@ -784,4 +786,133 @@ Test(fsverity, batch_stop)
 	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, &why), -EINVAL);
 	cr_assert_eq(why.code, DMT_REASON_NOT_POWER_OF_2);
 	free(log);
+}
+
+/* ---- golden vectors (testdata/fsverity/vectors.txt) ---- */
+
+static void hex(const uint8_t *p, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+	out[2 * n] = 0;
+}
+
+static void sha256_hex(const uint8_t *p, size_t n, char out[65])
+{
+	uint8_t md[32];
+
+	cr_assert(EVP_Digest(p, n, md, NULL, EVP_sha256(), NULL));
+	hex(md, 32, out);
+}
+
+struct golden {
+	char alg[8], salt[68], kind[8];
+	uint32_t bs;
+	uint64_t size;
+	char digest[132], formatted[160], tree[68], desc[68];
+};
+
+static bool golden_parse(const char *line, struct golden *v)
+{
+	return sscanf(line,
+		      "%7[^|]|%u|%67[^|]|%7[^|]|%lu|%131[^|]|%159[^|]|%67[^|]|"
+		      "%67s",
+		      v->alg, &v->bs, v->salt, v->kind, &v->size, v->digest,
+		      v->formatted, v->tree, v->desc) == 9;
+}
+
+static int golden_done(void *ctx, const struct dmt_fsverity_result *res)
+{
+	*(struct dmt_fsverity_result *)ctx = *res;
+	return 0;
+}
+
+/* The same digest through the batch, from a file by path. */
+static void golden_batch(const struct spec *s, const struct golden *v,
+			 const uint8_t *buf, const char *dir)
+{
+	struct dmt_fsverity_result res = { .err = 1 };
+	struct dmt_fsverity_batch_params bp = {
+		.tree = { .version = 1, .hash_algorithm = s->alg,
+			  .block_size = s->bs, .salt_size = s->salt_size,
+			  .salt = s->salt, .threads = 2 },
+		.done = golden_done, .done_ctx = &res,
+	};
+	char *path = th_path(dir, "data"), got[132];
+	struct dmt_fsverity_file f = { .fd = -1, .path = path,
+				       .size = UINT64_MAX };
+	struct dmt_fsverity_batch *b;
+
+	th_write_file(path, buf, (size_t)v->size);
+	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
+	cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
+	dmt_fsverity_batch_free(b);
+	cr_assert_eq(res.err, 0);
+	hex(res.digest.digest, res.digest.digest_size, got);
+	cr_assert_str_eq(got, v->digest, "batch: %s|%u|%s|%s|%lu", v->alg,
+			 v->bs, v->salt, v->kind, v->size);
+	free(path);
+}
+
+static void golden_check(const struct golden *v, const char *dir)
+{
+	uint8_t salt[32], *buf = gen(v->kind, v->size);
+	uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX];
+	struct spec s = { dmt_fsverity_hash_alg_by_name(v->alg), v->bs, 0,
+			  NULL, 2 };
+	struct dmt_fsverity_digest d;
+	char got[200], sum[65];
+	struct meta m;
+
+	cr_assert_neq(s.alg, 0, "unknown algorithm %s", v->alg);
+	if (strcmp(v->salt, "-")) {
+		s.salt_size = (uint32_t)strlen(v->salt) / 2;
+		for (uint32_t i = 0; i < s.salt_size; i++)
+			cr_assert_eq(sscanf(v->salt + 2 * i, "%2hhx", &salt[i]),
+				     1);
+		s.salt = salt;
+	}
+	ours(&s, buf, v->size, &d, &m);
+	hex(d.digest, d.digest_size, got);
+	cr_assert_str_eq(got, v->digest, "%s|%u|%s|%s|%lu", v->alg, v->bs,
+			 v->salt, v->kind, v->size);
+	hex(fmt, dmt_fsverity_format_digest(&d, fmt), got);
+	cr_assert_str_eq(got, v->formatted);
+	sha256_hex(m.tree, (size_t)m.tree_size, sum);
+	cr_assert_str_eq(sum, v->tree, "tree of %s|%u|%lu", v->alg, v->bs,
+			 v->size);
+	sha256_hex(m.desc, sizeof(m.desc), sum);
+	cr_assert_str_eq(sum, v->desc);
+	meta_free(&m);
+	golden_batch(&s, v, buf, dir);
+	free(buf);
+}
+
+Test(fsverity, golden_vectors, .timeout = 120)
+{
+	const char *src = getenv("DMT_SRC");
+	char *path, line[1024], *dir = th_mkdtemp();
+	unsigned int n = 0;
+	FILE *fp;
+
+	cr_assert_geq(asprintf(&path, "%s/testdata/fsverity/vectors.txt",
+			       src && *src ? src : "."),
+		      0);
+	fp = fopen(path, "r");
+	cr_assert_not_null(fp, "%s", path);
+	while (fgets(line, sizeof(line), fp)) {
+		struct golden v;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		cr_assert(golden_parse(line, &v), "bad vector line: %s", line);
+		golden_check(&v, dir);
+		n++;
+	}
+	fclose(fp);
+	cr_assert_geq(n, 40, "only %u vectors", n);
+	free(path);
+	th_rmtree(dir);
+	free(dir);
 }
