@@ -540,8 +540,9 @@ static int log_done(void *ctx, const struct dmt_fsverity_result *res)
 	return 0;
 }
 
-/* Sizes of the mixed set: the edges, many small files, a few big ones
- * (streamed alone, between the groups). */
+/* Sizes of the mixed set: the edges, many small files, some that fill a
+ * group's data buffer after a few (the rest waits for the next group), a
+ * few big ones (streamed alone, between the groups). */
 static uint64_t mixed_size(unsigned int i, uint32_t bs)
 {
 	static const uint64_t fixed[] = { 0, 1, 4095, 4096, 4097, 8192 };
@@ -552,6 +553,8 @@ static uint64_t mixed_size(unsigned int i, uint32_t bs)
 		return (1u << 20) + 1 + i;		/* > one group slot */
 	if (i % 61 == 0)
 		return 129 * (uint64_t)bs + i;		/* two-level tree */
+	if (i % 13 == 0)
+		return (600u << 10) + i;	/* a few fill a group */
 	return (i * 2654435761u) % (16385);		/* 0..16 KiB */
 }
 
