@@ -34,19 +34,19 @@
 #define GROUP_FILES 256
 /* Data bytes per group; a file whose blocks take more than
  * GROUP_SMALL is streamed alone. */
-#define GROUP_DATA (8u << 20)
+#define GROUP_DATA  (8u << 20)
 #define GROUP_SMALL (1u << 20)
 
 struct item {
 	struct dmt_fsverity_file f;
-	char *path;			/* copy of f.path */
-	bool own_fd;			/* opened here: closed after reading */
-	bool sized;			/* opened (paths) and size known */
-	bool big;			/* streamed alone */
+	char *path;  /* copy of f.path */
+	bool own_fd; /* opened here: closed after reading */
+	bool sized;  /* opened (paths) and size known */
+	bool big;    /* streamed alone */
 	uint64_t size;
 	struct fv_geo g;
-	uint64_t data_off, slot_bytes;	/* in the group's data buffer */
-	uint64_t tree_off;		/* in the group's tree buffer */
+	uint64_t data_off, slot_bytes; /* in the group's data buffer */
+	uint64_t tree_off;	       /* in the group's tree buffer */
 	int err;
 	struct dmt_reason reason;
 	uint8_t root[DMT_FSVERITY_MAX_DIGEST];
@@ -63,18 +63,18 @@ struct dmt_fsverity_batch {
 	struct fv_engine e;
 	dmt_fsverity_done_fn done;
 	void *done_ctx;
-	struct item *items;		/* the queue, GROUP_FILES */
+	struct item *items; /* the queue, GROUP_FILES */
 	unsigned int nitems;
-	unsigned int ngroup;		/* items[0, ngroup): the group */
+	unsigned int ngroup; /* items[0, ngroup): the group */
 	uint64_t tree_used;
-	uint8_t *data;			/* GROUP_DATA (+ one block) */
+	uint8_t *data; /* GROUP_DATA (+ one block) */
 	uint8_t *tree;
 	uint64_t tree_cap;
-	uint8_t *desc;			/* GROUP_FILES descriptors */
+	uint8_t *desc; /* GROUP_FILES descriptors */
 	uint8_t *desc_digest;
 	struct round rd;
-	uint64_t chunk;			/* messages per work item */
-	int stopped;			/* done's non-zero return */
+	uint64_t chunk; /* messages per work item */
+	int stopped;	/* done's non-zero return */
 };
 
 static uint64_t round_up(uint64_t v, uint64_t bs)
@@ -180,7 +180,7 @@ static int read_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 				       NULL, (uint64_t)-it->err);
 			it->reason.path = it->path;
 		} else if (got != it->size) {
-			struct fv_source src = { .path = it->path };
+			struct fv_source src = {.path = it->path};
 
 			it->err = fv_size_changed(&src, it->size, &it->reason);
 		}
@@ -248,8 +248,8 @@ static int round_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 	size_t ds = b->e.ds;
 	int err;
 
-	err = dmt_hasher_digest(w->h, (size_t)(end - begin),
-				b->rd.msgs + begin, NULL, w->dig);
+	err = dmt_hasher_digest(w->h, (size_t)(end - begin), b->rd.msgs + begin,
+				NULL, w->dig);
 	for (uint64_t i = begin; !err && i < end; i++)
 		memcpy(b->rd.outs[i], w->dig + (i - begin) * ds, ds);
 	return err;
@@ -260,7 +260,7 @@ static int run_round(struct dmt_fsverity_batch *b)
 	unsigned int threads = b->e.threads;
 
 	if (b->rd.n * b->e.bs < (1u << 20))
-		threads = 1;	/* a thread start costs more than this */
+		threads = 1; /* a thread start costs more than this */
 	return dmt_parallel_for(threads, b->rd.n, b->chunk, round_job, b);
 }
 
@@ -291,10 +291,10 @@ static int collect_round(struct dmt_fsverity_batch *b, unsigned int r,
 			n = g->level_blocks[r - 1];
 		}
 		for (uint64_t k = 0; k < n; k++) {
-			uint8_t *out = r < g->levels
-					       ? tree + g->level_start[r] * bs +
-							 k * ds
-					       : it->root;
+			uint8_t *out =
+				r < g->levels
+					? tree + g->level_start[r] * bs + k * ds
+					: it->root;
 
 			err = round_add(&b->rd, src + k * bs, out);
 			if (err)
@@ -331,11 +331,10 @@ static int emit_tree(struct dmt_fsverity_batch *b, struct item *it)
 		return 0;
 	if (cb->merkle_tree_size)
 		err = cb->merkle_tree_size(cb->ctx, it->g.tree_blocks * bs);
-	for (uint64_t k = 0; !err && cb->merkle_tree_block &&
-			     k < it->g.tree_blocks; k++)
-		err = cb->merkle_tree_block(cb->ctx,
-					    b->tree + it->tree_off + k * bs, bs,
-					    k * bs);
+	for (uint64_t k = 0;
+	     !err && cb->merkle_tree_block && k < it->g.tree_blocks; k++)
+		err = cb->merkle_tree_block(
+			cb->ctx, b->tree + it->tree_off + k * bs, bs, k * bs);
 	return err;
 }
 
@@ -344,9 +343,8 @@ static int report(struct dmt_fsverity_batch *b, struct item *it,
 {
 	const struct dmt_fsverity_metadata_callbacks *cb =
 		it->f.metadata_callbacks;
-	struct dmt_fsverity_result res = { .user = it->f.user,
-					   .path = it->path,
-					   .size = it->size };
+	struct dmt_fsverity_result res = {
+		.user = it->f.user, .path = it->path, .size = it->size};
 
 	if (!it->err && cb && cb->descriptor)
 		it->err = cb->descriptor(cb->ctx, desc,
@@ -512,8 +510,7 @@ static int run_group(struct dmt_fsverity_batch *b)
 		memset(b->tree, 0, b->tree_used);
 	if (!err) {
 		read_callback_items(b);
-		err = dmt_parallel_for(b->e.threads, b->ngroup, 8, read_job,
-				       b);
+		err = dmt_parallel_for(b->e.threads, b->ngroup, 8, read_job, b);
 	}
 	if (!err)
 		err = hash_group(b);
@@ -532,17 +529,18 @@ static int run_group(struct dmt_fsverity_batch *b)
 /* A file too big for a group: streamed alone with every worker. */
 static int run_big(struct dmt_fsverity_batch *b, struct item *it)
 {
-	struct fv_source src = { .fd = it->f.fd, .read_fn = it->f.read_fn,
-				 .read_ctx = it->f.read_ctx,
-				 .path = it->path };
+	struct fv_source src = {.fd = it->f.fd,
+				.read_fn = it->f.read_fn,
+				.read_ctx = it->f.read_ctx,
+				.path = it->path};
 	uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE];
 	uint8_t digest[DMT_FSVERITY_MAX_DIGEST];
 	const uint8_t *msg = desc;
 	int err = 0;
 
-	it->err = fv_stream_root(&b->e, &src, it->size,
-				 it->f.metadata_callbacks, it->root,
-				 &it->reason);
+	it->err =
+		fv_stream_root(&b->e, &src, it->size, it->f.metadata_callbacks,
+			       it->root, &it->reason);
 	if (!it->err) {
 		fv_descriptor(&b->e, it->size, it->root, desc);
 		err = dmt_hasher_digest(b->e.hdesc, 1, &msg, NULL, digest);
@@ -556,7 +554,7 @@ static int run_big(struct dmt_fsverity_batch *b, struct item *it)
 int dmt_fsverity_batch_add(struct dmt_fsverity_batch *b,
 			   const struct dmt_fsverity_file *f)
 {
-	struct item it = { .f = *f, .size = f->size };
+	struct item it = {.f = *f, .size = f->size};
 	int err = 0;
 
 	if (b->stopped)
