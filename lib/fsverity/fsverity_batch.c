@@ -109,10 +109,13 @@ int dmt_fsverity_batch_new(const struct dmt_fsverity_batch_params *p,
 	if (b->chunk > b->e.item_blocks)
 		b->chunk = b->e.item_blocks;
 	b->items = calloc(GROUP_FILES, sizeof(*b->items));
-	b->data = aligned_alloc(4096, round_up(data_cap, 4096));
+	/* blocks bigger than a group's small file: every file is streamed */
+	if (b->e.bs <= GROUP_SMALL)
+		b->data = aligned_alloc(4096, round_up(data_cap, 4096));
 	b->desc = malloc(GROUP_FILES * DMT_FSVERITY_DESCRIPTOR_SIZE);
 	b->desc_digest = malloc(GROUP_FILES * DMT_FSVERITY_MAX_DIGEST);
-	if (!b->items || !b->data || !b->desc || !b->desc_digest) {
+	if (!b->items || (!b->data && b->e.bs <= GROUP_SMALL) || !b->desc ||
+	    !b->desc_digest) {
 		dmt_fsverity_batch_free(b);
 		return -ENOMEM;
 	}

@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 
 #include <dmt/fsverity.h>
+#include <dmt/hash.h>
 #include "tests/support/helpers.h"
 
 #ifdef DMT_HAVE_LIBFSVERITY
@@ -404,6 +405,68 @@ Test(fsverity, oracle_deep_tree, .timeout = 120)
 	same_as_oracle(&s, buf, size);
 	free(buf);
 #endif
+}
+
+/* Every engine that can run here gives the same digests and trees. */
+Test(fsverity, engines)
+{
+	struct dmt_engine_info info[32];
+	size_t n = dmt_engine_list(info, 32);
+	uint64_t size = 129 * 4096 + 5;
+	uint8_t *buf = gen("aes", size);
+	unsigned int tried = 0;
+
+	cr_assert_leq(n, 32);
+	for (uint32_t alg = 1; alg <= 2; alg++) {
+		struct spec s = {alg, 4096, 5, (const uint8_t *)"salty", 2};
+		struct dmt_fsverity_digest want;
+		struct meta mw;
+
+		ours(&s, buf, size, &want, &mw);
+		for (size_t i = 0; i < n; i++) {
+			struct dmt_fsverity_metadata_callbacks cb;
+			struct dmt_fsverity_params p = {
+				.version = 1,
+				.hash_algorithm = alg,
+				.file_size = size,
+				.salt_size = 5,
+				.salt = s.salt,
+				.threads = 2,
+				.engine = info[i].name,
+				.metadata_callbacks = &cb,
+			};
+			struct reader r = {buf, size, 0, 0};
+			struct dmt_fsverity_digest d;
+			struct meta m = {.bs = 4096};
+
+			if (!info[i].available ||
+			    !strstr(info[i].algs,
+				    dmt_fsverity_hash_alg_name(alg)))
+				continue;
+			cb = (struct dmt_fsverity_metadata_callbacks){
+				&m, meta_size, meta_block, meta_desc};
+			cr_assert_eq(dmt_fsverity_compute_digest(&r, mem_read,
+								 &p, &d, NULL),
+				     0, "engine %s", info[i].name);
+			cr_assert_eq(memcmp(&d, &want, sizeof(d)), 0,
+				     "engine %s, alg %u", info[i].name, alg);
+			cr_assert_eq(memcmp(m.tree, mw.tree, mw.tree_size), 0);
+			meta_free(&m);
+			tried++;
+		}
+		meta_free(&mw);
+	}
+	cr_assert_geq(tried, 2, "no engine for sha256 and sha512");
+	struct dmt_fsverity_params p = {.version = 1, .engine = "no-such"};
+	struct dmt_reason why;
+	struct dmt_fsverity_digest d;
+	struct reader r = {buf, 0, 0, 0};
+
+	cr_assert_eq(dmt_fsverity_compute_digest(&r, mem_read, &p, &d, &why),
+		     -ENOENT);
+	cr_assert_eq(why.code, DMT_REASON_UNSUPPORTED);
+	cr_assert_str_eq(why.field, "engine");
+	free(buf);
 }
 
 /* ---- parameters ---- */
