@@ -790,6 +790,7 @@ Test(fsverity, batch_errors)
 {
 	char *dir = th_mkdtemp();
 	char *a = th_path(dir, "a"), *gone = th_path(dir, "gone");
+	char *big = th_path(dir, "big");
 	struct batch_log *log = calloc(1, sizeof(*log));
 	struct dmt_fsverity_batch_params bp = {
 		.tree = {.version = 1, .threads = 2},
@@ -797,11 +798,14 @@ Test(fsverity, batch_errors)
 		.done_ctx = log,
 	};
 	struct dmt_fsverity_batch *b;
-	int fd;
+	int fd, fd2;
 
 	th_write_random_file(a, 10000, 7);
+	th_write_random_file(big, (2u << 20) + 10, 8);
 	fd = open(a, O_RDONLY);
+	fd2 = open(big, O_RDONLY);
 	cr_assert_geq(fd, 0);
+	cr_assert_geq(fd2, 0);
 	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
 	struct dmt_fsverity_file files[] = {
 		{.fd = -1, .path = a, .size = UINT64_MAX},
@@ -809,32 +813,37 @@ Test(fsverity, batch_errors)
 		{.fd = -1, .path = dir, .size = UINT64_MAX},
 		{.fd = fd, .path = "shrunk", .size = 10001},
 		{.fd = fd, .path = "grown", .size = 9999},
-		{.fd = fd, .path = "grown big", .size = (2u << 20)},
+		{.fd = fd, .path = "streamed, shrunk", .size = (2u << 20)},
+		{.fd = fd2, .path = "streamed, grown", .size = (2u << 20)},
 		{.fd = fd, .path = "exact", .size = 10000},
+		{.fd = fd2, .path = "streamed", .size = (2u << 20) + 10},
 	};
-	for (unsigned int i = 0; i < 7; i++)
+	for (unsigned int i = 0; i < 9; i++)
 		cr_assert_eq(dmt_fsverity_batch_add(b, &files[i]), 0);
 	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
 	dmt_fsverity_batch_free(b);
 	close(fd);
+	close(fd2);
 
-	cr_assert_eq(log->n, 7);
+	cr_assert_eq(log->n, 9);
 	cr_assert_eq(log->res[0].err, 0);
 	cr_assert_eq(log->res[1].err, -ENOENT);
 	cr_assert_eq(log->res[1].reason.code, DMT_REASON_IO);
 	cr_assert_eq(log->res[2].err, -EISDIR);
 	cr_assert_eq(log->res[2].reason.code, DMT_REASON_FSVERITY_NOT_REGULAR);
-	for (int i = 3; i < 6; i++) {
+	for (int i = 3; i < 7; i++) {
 		cr_assert_eq(log->res[i].err, -ENODATA, "case %d", i);
 		cr_assert_eq(log->res[i].reason.code,
 			     DMT_REASON_FSVERITY_SIZE_CHANGED, "case %d", i);
 	}
-	cr_assert_eq(log->res[6].err, 0);
-	cr_assert_eq(memcmp(&log->res[6].digest, &log->res[0].digest,
+	cr_assert_eq(log->res[7].err, 0);
+	cr_assert_eq(memcmp(&log->res[7].digest, &log->res[0].digest,
 			    sizeof(log->res[0].digest)),
 		     0);
+	cr_assert_eq(log->res[8].err, 0);
 	free(log);
 	free(a);
+	free(big);
 	free(gone);
 	th_rmtree(dir);
 	free(dir);
