@@ -177,9 +177,18 @@ const struct dmt_reason *cli_last_reason(void)
 
 void cli_reason_err(const struct cli *c, const struct dmt_reason *r)
 {
+	cli_reason_err_errno(c, r, 0);
+}
+
+void cli_reason_err_errno(const struct cli *c, const struct dmt_reason *r,
+			  int err)
+{
 	char text[512];
 
 	cli_reason_text(c, r, text, sizeof(text));
+	if (err)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 ": %s", dmt_strerror(err));
 	if (r->path)
 		tool_err("%s: %s", r->path, text);
 	else
