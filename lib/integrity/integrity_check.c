@@ -199,8 +199,9 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
 		return err;
 	r->blocks = end;
 	if (r->mismatches) {
-		dmt_integrity_why(r, -EBADMSG, DMT_REASON_INTEGRITY_TAG_MISMATCH,
-				  o->meta, NULL, r->mismatches);
+		dmt_integrity_why(r, -EBADMSG,
+				  DMT_REASON_INTEGRITY_TAG_MISMATCH, o->meta,
+				  NULL, r->mismatches);
 		r->reason.max = r->blocks;
 		verdict = -EBADMSG;
 	}

@@ -88,9 +88,9 @@ static int plan_device_size(const struct dmt_integrity_opts *o,
 	if (o->device_size_auto) {
 		err = dmt_integrity_min_device(l, need, &target);
 		if (err)
-			return dmt_integrity_why(r, err,
-						 DMT_REASON_INTEGRITY_NO_DEVICE_SIZE,
-						 NULL, "data_from", need);
+			return dmt_integrity_why(
+				r, err, DMT_REASON_INTEGRITY_NO_DEVICE_SIZE,
+				NULL, "data_from", need);
 	}
 	if (!o->created) {
 		err = dmt_file_size(o->meta, &size);
@@ -142,7 +142,8 @@ static int plan_geometry(const struct dmt_integrity_opts *o,
 
 	if (err == -ENODATA || (!err && need > r->geom.provided)) {
 		err = -ENODATA;
-		if (dmt_integrity_min_device(l, need ? need : 8, &r->need_bytes))
+		if (dmt_integrity_min_device(l, need ? need : 8,
+					     &r->need_bytes))
 			r->need_bytes = 0;
 		dmt_integrity_why(r, err, DMT_REASON_DEVICE_TOO_SMALL, o->meta,
 				  o->payload && r->need_bytes ? "data_from" : NULL,
@@ -151,8 +152,9 @@ static int plan_geometry(const struct dmt_integrity_opts *o,
 		return err;
 	}
 	if (err)
-		return dmt_integrity_why(r, err, DMT_REASON_INTEGRITY_BAD_LAYOUT,
-					 NULL, "layout", 0);
+		return dmt_integrity_why(r, err,
+					 DMT_REASON_INTEGRITY_BAD_LAYOUT, NULL,
+					 "layout", 0);
 	return legacy_padding_ok(l, &r->sb, &r->geom, r);
 }
 

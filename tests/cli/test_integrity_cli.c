@@ -43,7 +43,8 @@ struct res {
 	char *out, *err;
 };
 
-static struct res run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static struct res run(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 static struct res run(const char *fmt, ...)
 {
@@ -428,4 +429,43 @@ Test(integrity_cli, format_asks_on_a_terminal, .init = setup,
 	free(out);
 	free(img);
 	free(before);
+}
+
+/* ---- the man page ---- */
+
+/* The header every tool's page shares, and every option of --help. */
+Test(integrity_cli, man_page_matches_the_tool)
+{
+	const char *src = getenv("DMT_SRC") ? getenv("DMT_SRC") : ".";
+	char *path, *man, *s;
+	struct res r = run("--help");
+	size_t len;
+
+	cr_assert(asprintf(&path, "%s/docs/integrity-tool.8", src) > 0);
+	man = (char *)th_read_file(path, &len);
+	cr_assert(man, "%s", path);
+	cr_expect(strstr(man, "\n.TH INTEGRITY-TOOL 8 \"December 2026\" "
+			 "\"integrity-tool 0.1.0\" \"System Administration\"\n"),
+		  "the .TH line");
+	cr_expect(strstr(man, "never hidden"), "what -q hides is documented");
+	for (s = r.out; (s = strstr(s, " --")); s += 3) {
+		char opt[64], esc[160];
+		size_t n = strspn(s + 3, "abcdefghijklmnopqrstuvwxyz-");
+		size_t k = 0;
+
+		if (!n || n >= sizeof(opt))
+			continue;
+		memcpy(opt, s + 3, n);
+		opt[n] = '\0';
+		for (size_t i = 0; i < n && k + 3 < sizeof(esc); i++) {
+			if (opt[i] == '-')
+				esc[k++] = '\\';
+			esc[k++] = opt[i];
+		}
+		esc[k] = '\0';
+		cr_expect(strstr(man, esc), "--%s is not in the man page", opt);
+	}
+	done(&r);
+	free(man);
+	free(path);
 }
