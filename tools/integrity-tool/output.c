@@ -79,10 +79,13 @@ void it_debug_geometry(const struct dmt_integrity_result *r)
 	const struct dmt_integrity_sb *sb = &r->sb;
 	const struct dmt_integrity_geom *g = &r->geom;
 
-	tool_debug("superblock: version %u, flags %#x, tag size %u, sector size %u, provided_data_sectors %" PRIu64
+	if (tool_verbosity < 2)
+		return;
+	/* the superblock may be one the geometry refused */
+	tool_debug("superblock: version %u, flags %#x, tag size %u, log2_sectors_per_block %u, provided_data_sectors %" PRIu64
 		   ", journal_sections %u, log2_interleave_sectors %u, log2_blocks_per_bitmap_bit %u",
 		   sb->version, sb->flags, sb->tag_size,
-		   512u << sb->log2_sectors_per_block,
+		   sb->log2_sectors_per_block,
 		   sb->provided_data_sectors, sb->journal_sections,
 		   sb->log2_interleave_sectors, sb->log2_blocks_per_bitmap_bit);
 	tool_debug("geometry: initial_sectors %" PRIu64 ", journal section %u sectors (%u entries of %u bytes), metadata_run %" PRIu64
