@@ -193,10 +193,10 @@ void cli_reason_reset(void);
 const char *cli_reason_code_name(int code);
 
 /*
- * Ask before destroying data: on a terminal (stdin) prints the warning
- * and "Are you sure? (Type 'yes' in capital letters): "; true only for
- * "YES".  With --batch-mode/-q: true without asking.  stdin not a
- * terminal: prints the warning and goes on (true), never blocks.
+ * Ask before destroying data: on a terminal (stdin and stderr) prints the
+ * warning and "Are you sure? (Type 'yes' in capital letters): "; true only
+ * for "YES".  With --batch-mode/-q: true without asking.  Otherwise
+ * prints the warning and goes on (true): never blocks a pipeline.
  */
 bool cli_confirm(const struct cli *c, const char *warning);
 
