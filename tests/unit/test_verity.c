@@ -511,13 +511,15 @@ Test(verity, geometry_matches_formats_example)
 Test(verity, rejects_bad_parameters)
 {
 	struct dmt_verity_params p;
-	const char *why;
+	struct dmt_reason why;
 
 	params(&p, "sha256", 1, 4096, 4096, 32);
 	cr_assert_eq(dmt_verity_check_params(&p, &why), 0);
 	p.data_block_size = 1000;
 	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
-	cr_expect_str_eq(why, "Unsupported VERITY block size.");
+	cr_expect_eq(why.code, DMT_REASON_BAD_VALUE);
+	cr_expect_str_eq(why.field, "data_block_size");
+	cr_expect_eq(why.value, 1000);
 	p.data_block_size = 256;
 	cr_expect_eq(dmt_verity_check_params(&p, NULL), -EINVAL);
 	p.data_block_size = 1 << 20;
@@ -527,18 +529,24 @@ Test(verity, rejects_bad_parameters)
 	p.data_block_size = 4096;
 	p.hash_offset = 1000;
 	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
-	cr_expect_str_eq(why, "Unsupported VERITY hash offset.");
+	cr_expect_eq(why.code, DMT_REASON_NOT_ALIGNED);
+	cr_expect_str_eq(why.field, "hash_offset");
+	cr_expect_eq(why.max, 512);
 	p.hash_offset = 0;
 	p.hash_type = 2;
-	cr_expect_eq(dmt_verity_check_params(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
+	cr_expect_str_eq(why.field, "hash_type");
 	p.hash_type = 1;
 	p.salt_size = 257;
-	cr_expect_eq(dmt_verity_check_params(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
+	cr_expect_eq(why.code, DMT_REASON_TOO_LARGE);
+	cr_expect_str_eq(why.field, "salt_size");
 	p.salt_size = 256;
 	cr_expect_eq(dmt_verity_check_params(&p, NULL), 0);
 	p.data_blocks = UINT64_MAX / 2;
 	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
-	cr_expect_str_eq(why, "Device offset overflow.");
+	cr_expect_eq(why.code, DMT_REASON_TOO_LARGE);
+	cr_expect_str_eq(why.field, "data_blocks");
 	p.data_blocks = 0;
 	cr_expect_not(dmt_verity_hash_supported("crc32c"));
 	cr_expect_not(dmt_verity_hash_supported("hmac(sha256)"));
@@ -547,13 +555,16 @@ Test(verity, rejects_bad_parameters)
 	cr_expect(dmt_verity_hash_supported("SHA256"));
 	cr_expect_eq(dmt_verity_digest_size("sha512"), 64);
 	strcpy(p.hash_name, "crc32c");
-	cr_expect_eq(dmt_verity_check_params(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
+	cr_expect_eq(why.code, DMT_REASON_UNSUPPORTED);
+	cr_expect_str_eq(why.name, "crc32c");
 }
 
 Test(verity, superblock_roundtrip_and_rejects)
 {
 	struct dmt_verity_params p, q;
 	uint8_t sb[DMT_VERITY_SB_SIZE], bad[DMT_VERITY_SB_SIZE];
+	struct dmt_reason why;
 
 	params(&p, "SHA512", 0, 1024, 2048, 33);
 	p.data_blocks = 123456789;
@@ -561,7 +572,7 @@ Test(verity, superblock_roundtrip_and_rejects)
 	cr_expect(!memcmp(sb, "verity\0\0\1\0\0\0\0\0\0\0", 16));
 	cr_expect_str_eq((char *)sb + 32, "sha512", "name is lower-cased");
 	dmt_verity_params_init(&q);
-	cr_assert_eq(dmt_verity_sb_decode(sb, &q), 0);
+	cr_assert_eq(dmt_verity_sb_decode(sb, &q, NULL), 0);
 	cr_expect_str_eq(q.hash_name, "sha512");
 	cr_expect_eq(q.hash_type, 0);
 	cr_expect_eq(q.data_block_size, 1024);
@@ -575,24 +586,40 @@ Test(verity, superblock_roundtrip_and_rejects)
 
 	memcpy(bad, sb, sizeof(sb));
 	bad[0] = 'V';
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_BAD_MAGIC);
 	memcpy(bad, sb, sizeof(sb));
 	bad[8] = 2;		/* version */
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_VERSION);
+	cr_expect_str_eq(why.field, "sb.version");
+	cr_expect_eq(why.value, 2);
 	memcpy(bad, sb, sizeof(sb));
 	bad[12] = 2;		/* hash type */
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_FIELD);
+	cr_expect_str_eq(why.field, "sb.hash_type");
+	cr_expect_eq(why.value, 2);
 	memcpy(bad, sb, sizeof(sb));
 	bad[80] = 1;		/* salt size 257 */
 	bad[81] = 1;
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_FIELD);
+	cr_expect_str_eq(why.field, "sb.salt_size");
+	cr_expect_eq(why.value, 257);
 	memcpy(bad, sb, sizeof(sb));
 	bad[64] = 0xe8;		/* data block size 1000 */
 	bad[65] = 0x03;
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_FIELD);
+	cr_expect_str_eq(why.field, "sb.data_block_size");
+	cr_expect_eq(why.value, 1000);
 	memcpy(bad, sb, sizeof(sb));
 	strcpy((char *)bad + 32, "crc32c");
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_UNSUPPORTED);
+	cr_expect_str_eq(why.field, "sb.algorithm");
+	cr_expect_str_eq(why.name, "crc32c");
 }
 
 /* ---- the builder against the model ---- */
