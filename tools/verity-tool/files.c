@@ -155,9 +155,9 @@ fec:
 void warn_tail(const char *path, uint64_t size, uint32_t dbs)
 {
 	if (size >= dbs && size % dbs)
-		tool_info("%s: %s: warning: the last %" PRIu64 " bytes are not "
-			  "a whole data block and are not protected.",
-			  tool_name, path, size % dbs);
+		tool_warn("%s: the last %" PRIu64 " bytes are not a whole "
+			  "data block and are not protected.", path,
+			  size % dbs);
 }
 
 /* data_blocks from the file when not given; the one-file overlap rule. */

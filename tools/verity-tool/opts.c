@@ -156,9 +156,9 @@ int fec_block_sizes(const struct vt *c)
 	}
 	/* the kernel's fec_start is in blocks */
 	if (c->act == ACT_BUILD && c->fec_offset % bs)
-		tool_info("WARNING: --fec-offset %" PRIu64 " is not a multiple "
-			  "of the block size (%" PRIu32 "): the kernel cannot "
-			  "use this FEC area.", c->fec_offset, bs);
+		tool_warn("--fec-offset %" PRIu64 " is not a multiple of the "
+			  "block size (%" PRIu32 "): the kernel cannot use "
+			  "this FEC area.", c->fec_offset, bs);
 	return 0;
 }
 
@@ -315,7 +315,7 @@ int check_params(struct vt *c)
 	}
 	if (c->act == ACT_BUILD && page > 0 &&
 	    c->p.data_block_size > (uint64_t)page)
-		tool_info("WARNING: Kernel cannot activate device if data "
-			  "block size exceeds page size (%ld).", page);
+		tool_warn("Kernel cannot activate device if data block size "
+			  "exceeds page size (%ld).", page);
 	return 0;
 }
