@@ -165,7 +165,7 @@ Test(cli_framework, commands_and_arguments)
 	done(&r);
 	r = run("frob", NULL);
 	cr_expect_eq(r.rc, 1);
-	cr_expect(strstr(r.err, "unknown command 'frob' (make, look)"), "%s",
+	cr_expect(strstr(r.err, "unknown command 'frob' (make, look; see --help)"), "%s",
 		  r.err);
 	done(&r);
 	r = run("make", NULL);

@@ -204,10 +204,9 @@ static int read_options(struct cli *c, poptContext ctx)
 		}
 	}
 	if (r < -1) {
-		tool_err("%s: %s", poptBadOption(ctx, POPT_BADOPTION_NOALIAS),
+		tool_err("%s: %s (see --help)",
+			 poptBadOption(ctx, POPT_BADOPTION_NOALIAS),
 			 poptStrerror(r));
-		fprintf(stderr, "Try '%s --help' for more information.\n",
-			c->tool->name);
 		return TOOL_EXIT_USAGE;
 	}
 	return 0;

@@ -103,11 +103,6 @@ void tool_err_errno(const char *path, const char *what, int err)
 
 /* ---- the framework's own messages ---- */
 
-static void try_help(void)
-{
-	fprintf(stderr, "Try '%s --help' for more information.\n", tool_name);
-}
-
 void cli_msg_not_allowed(const char *opt, const char *cmd)
 {
 	tool_err("option --%s is not allowed with the %s command", opt, cmd);
@@ -128,8 +123,7 @@ void cli_msg_unknown_command(const struct cli_tool *t, const char *cmd)
 	char list[256];
 
 	command_list(t, list, sizeof(list));
-	tool_err("unknown command '%s' (%s)", cmd, list);
-	try_help();
+	tool_err("unknown command '%s' (%s; see --help)", cmd, list);
 }
 
 void cli_msg_no_command(const struct cli_tool *t)
@@ -146,9 +140,10 @@ void cli_msg_arg_count(const struct cli_tool *t,
 	static const char *const count[] = { "no", "one", "two", "three" };
 	char what[64];
 
-	if (cmd->min_args == cmd->max_args && cmd->max_args < 4)
-		snprintf(what, sizeof(what), "%s exactly %s argument%s",
-			 cmd->max_args ? "needs" : "takes",
+	if (!cmd->max_args)
+		snprintf(what, sizeof(what), "takes no argument");
+	else if (cmd->min_args == cmd->max_args && cmd->max_args < 4)
+		snprintf(what, sizeof(what), "needs exactly %s argument%s",
 			 count[cmd->max_args], cmd->max_args == 1 ? "" : "s");
 	else
 		snprintf(what, sizeof(what), "%s",
