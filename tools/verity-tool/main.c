@@ -79,7 +79,10 @@ const struct cli_option vt_options[OPT_COUNT] = {
 	[OPT_SIDECAR] = { "sidecar", 0, F, NULL,
 			  "build: also write systemd's <image>.roothash (and "
 			  ".roothash.p7s)", ACT_BUILD, NULL, 0, 0 },
-	[OPT_THREADS] = CLI_OPT_THREADS(ACT_TREE),
+	/* CLI_OPT_THREADS, but up to 4096 as verity-tool always took */
+	[OPT_THREADS] = { "threads", 0, CLI_NUMBER, "N",
+			  "Worker threads (default: available CPUs)",
+			  ACT_TREE, "threads", 4096, 0 },
 	[OPT_JSON] = CLI_OPT_JSON(ACT_ALL),
 	[OPT_SEED] = { "seed", 0, S, "STRING",
 		       "Derive salt and UUID from STRING (reproducible "
