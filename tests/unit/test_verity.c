@@ -1065,3 +1065,143 @@ Test(verity, memory_bounded, .timeout = 60)
 	free(data);
 	free(hash);
 }
+
+/* ---- format and check with FEC (dmt_verity_format, dmt_verity_check) ---- */
+
+struct stage_log {
+	char seq[64];		/* one letter per stage begun, upper-case when
+				 * it ended with an error */
+	size_t n;
+};
+
+static struct dmt_progress log_begin(void *ctx, enum dmt_verity_stage s)
+{
+	struct stage_log *l = ctx;
+	struct dmt_progress none = { 0 };
+
+	if (l->n + 1 < sizeof(l->seq))
+		l->seq[l->n++] = "tfsvfyr"[s];
+	return none;
+}
+
+static void log_end(void *ctx, enum dmt_verity_stage s, int err)
+{
+	struct stage_log *l = ctx;
+
+	(void)s;
+	if (err && l->n)
+		l->seq[l->n - 1] = (char)(l->seq[l->n - 1] - 'a' + 'A');
+}
+
+Test(verity, format_and_check_with_fec)
+{
+	char *dir = th_mkdtemp(), *data = th_path(dir, "d");
+	char *hash = th_path(dir, "h"), *fecp = th_path(dir, "f");
+	struct dmt_file d, h, f;
+	struct dmt_verity_params p;
+	struct dmt_verity_result res;
+	struct dmt_verity_check_result cr;
+	struct dmt_fec_layout fl;
+	struct stage_log log = { 0 };
+	struct dmt_verity_stages st = { log_begin, log_end, &log };
+	struct dmt_verity_fec fec = { .roots = 4 };
+	struct dmt_reason why;
+	uint8_t root[DMT_DIGEST_MAX];
+
+	th_write_random_file(data, 200 * 4096, 77);
+	dmt_verity_params_init(&p);
+	p.salt_size = 0;
+	cr_assert_eq(dmt_file_open(&d, data, DMT_OPEN_RW), 0);
+	cr_assert_eq(dmt_file_open(&h, hash, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
+	cr_assert_eq(dmt_file_open(&f, fecp, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
+	fec.file = &f;
+	cr_assert_eq(dmt_verity_format(&p, &d, &h, &fec, &st, &res, &fl, &why),
+		     0);
+	cr_expect_str_eq(log.seq, "tfs", "tree, FEC, superblock last");
+	cr_expect_eq(fl.roots, 4);
+	memcpy(root, res.root_hash, res.root_hash_size);
+
+	/* the FEC area may not overlap the tree of a shared file */
+	fec.file = &h;
+	fec.offset = 4096;
+	cr_expect_eq(dmt_verity_format(&p, &d, &h, &fec, NULL, &res, NULL,
+				       &why), -EINVAL);
+	cr_expect_eq(why.code, DMT_REASON_VERITY_AREA_OVERLAP);
+	cr_expect_str_eq(why.field, "hash");
+	cr_expect_str_eq(why.field2, "fec");
+	fec.file = &f;
+	fec.offset = 0;
+
+	/* two damaged data blocks: verify fails, FEC corrects in memory,
+	 * the tree checks out through the corrections, nothing written */
+	th_flip_byte(data, 10 * 4096 + 1, 0x40);
+	th_flip_byte(data, 150 * 4096 + 9, 0x02);
+	log.n = 0;
+	memset(log.seq, 0, sizeof(log.seq));
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, &fec, root, 32, 0, &st, &cr,
+				      &why), 0);
+	cr_expect_str_eq(log.seq, "Vfr");
+	cr_expect(cr.fec_ran && cr.reverified);
+	cr_expect_eq(cr.corrected.total, 2);
+	cr_expect_eq(cr.corrected.v[0], 10);
+	cr_expect_eq(cr.corrected.v[1], 150);
+	cr_expect_eq(cr.fec.written_blocks, 0);
+	cr_expect(cr.rep.root_ok);
+	dmt_verity_check_result_free(&cr);
+	/* without FEC the damage stays */
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, root, 32, 0, NULL, &cr,
+				      &why), -EBADMSG);
+	cr_expect_eq(cr.rep.bad_data_blocks, 2);
+	dmt_verity_check_result_free(&cr);
+
+	/* repair: written back, synced, verified from the files */
+	log.n = 0;
+	memset(log.seq, 0, sizeof(log.seq));
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, &fec, root, 32,
+				      DMT_VERITY_CHECK_REPAIR, &st, &cr, &why),
+		     0);
+	cr_expect_str_eq(log.seq, "fyr");
+	cr_expect_eq(cr.fec.written_blocks, 2);
+	dmt_verity_check_result_free(&cr);
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, root, 32, 0, NULL, &cr,
+				      &why), 0);
+	dmt_verity_check_result_free(&cr);
+	/* repair needs FEC */
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, root, 32,
+				      DMT_VERITY_CHECK_REPAIR, NULL, &cr, &why),
+		     -EINVAL);
+	cr_expect_eq(why.code, DMT_REASON_MISSING);
+	dmt_verity_check_result_free(&cr);
+
+	dmt_file_close(&d);
+	dmt_file_close(&h);
+	dmt_file_close(&f);
+	th_rmtree(dir);
+	free(dir);
+	free(data);
+	free(hash);
+	free(fecp);
+}
+
+Test(verity, locate_names_every_area)
+{
+	struct dmt_verity_params p;
+	struct dmt_verity_geometry g;
+	struct dmt_fec_layout l;
+	struct dmt_verity_where w;
+
+	dmt_verity_params_init(&p);
+	p.data_blocks = 1000;
+	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_fec_plan(&g, 2, 0, false, g.hash_end + 8192,
+					 &l, NULL), 0);
+	dmt_verity_locate(&g, &l, 999, &w);
+	cr_expect(w.area == DMT_VERITY_AREA_DATA && w.index == 999 &&
+		  w.offset == 999 * 4096ull && w.level == -1);
+	dmt_verity_locate(&g, &l, 1000, &w);	/* first covered hash block */
+	cr_expect(w.area == DMT_VERITY_AREA_HASH && w.level == 1 &&
+		  w.index == 0 && w.offset == g.hash_start * 4096);
+	dmt_verity_locate(&g, &l, 1000 + g.hash_blocks, &w);
+	cr_expect(w.area == DMT_VERITY_AREA_METADATA && w.level == -1 &&
+		  w.index == g.hash_start + g.hash_blocks);
+}
