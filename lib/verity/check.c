@@ -241,6 +241,7 @@ static int fec_stage(struct check_run *r, struct dmt_file *data,
 		.fec_offset = r->l->fec_offset,
 		.data = data, .hash = hash, .fec = fec->file,
 		.threads = r->p.threads,
+		/* helper "engine": .engine = r->p.engine */
 	};
 	int err;
 

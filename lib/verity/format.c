@@ -65,6 +65,8 @@ static void fec_params(const struct dmt_verity_params *p,
 	fp->hash = hash;
 	fp->fec = fec->file;
 	fp->threads = p->threads;
+	/* helper "engine" adds fp->engine = p->engine (dmt_fec_params gains
+	 * the field on its branch) */
 }
 
 /* The layout from the files (fec_overlap passed). */

@@ -267,11 +267,15 @@ static struct dmt_progress check_begin(void *ctx, enum dmt_verity_stage s)
 static void trying_fec(const struct dmt_verity_report *rep)
 {
 	uint64_t n = rep->bad_data_blocks + rep->bad_hash_blocks;
+	char more[48] = "";
 
+	/* blocks under a corrupted hash block cannot be told good or bad */
+	if (rep->unverifiable_blocks)
+		snprintf(more, sizeof(more), ", %" PRIu64 " unverifiable",
+			 rep->unverifiable_blocks);
 	if (n)
-		tool_info("%s: %" PRIu64 " block%s corrupted, trying FEC.",
-			  tool_name, n,
-			  n == 1 ? "" : "s");
+		tool_info("%s: %" PRIu64 " block%s corrupted%s, trying FEC.",
+			  tool_name, n, n == 1 ? "" : "s", more);
 	else
 		tool_info("%s: root hash mismatch, trying FEC.", tool_name);
 }

@@ -150,9 +150,14 @@ static int prepare(struct cli *cl)
 	for (c->nargs = 0; c->nargs < cl->nargs && c->nargs < 4; c->nargs++)
 		c->args[c->nargs] = cl->args[c->nargs];
 	dmt_verity_params_init(&c->p);
-	/* helper "engine" may set this in lib params itself; until then the
-	 * accepted --engine choice travels here */
-	c->p.engine = tool_engine_spec();
+	/*
+	 * c->p.engine = tool_engine_spec() belongs here, but helper "engine"
+	 * sets it on its branch together with its dispatcher (where a spec
+	 * the algorithm cannot use falls back); here the forced engine of
+	 * tool_engine_setup() still applies, and an explicit params.engine
+	 * would turn that fallback into -ENOTSUP (--engine shani --hash
+	 * sha512).  Left to that merge.
+	 */
 	c->p.threads = cl->threads;
 	c->prog_freq = cl->progress_frequency > 86400
 			       ? 86400 : cl->progress_frequency;
