@@ -13,10 +13,10 @@
 
 #include "tools/verity-tool/vt.h"
 
+/* One line, as the framework's own usage messages. */
 int usage_error(const char *msg)
 {
 	tool_err("%s", msg);
-	fprintf(stderr, "Try '%s --help' for more information.\n", tool_name);
 	return TOOL_EXIT_USAGE;
 }
 
