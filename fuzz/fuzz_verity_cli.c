@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: verity-tool's option parsing and actions, in-process
- * (verity-tool.c is compiled in with its main() renamed).  Fixtures: d
+ * (the tools/verity-tool sources are compiled in, main() renamed).  Fixtures: d
  * (16 KiB of data), h (its tree, 512-byte blocks), e (empty), r (the
  * root hash as hex).  Input: arguments, one per line.
  */
@@ -12,8 +12,15 @@ int verity_tool_main(int argc, const char **argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+#include "tools/verity-tool/build.c"
+#include "tools/verity-tool/check.c"
+#include "tools/verity-tool/files.c"
+#include "tools/verity-tool/info.c"
+#include "tools/verity-tool/opts.c"
+#include "tools/verity-tool/output.c"
+#include "tools/verity-tool/sign.c"
 #define main verity_tool_main
-#include "tools/verity-tool/verity-tool.c"
+#include "tools/verity-tool/main.c"
 #undef main
 
 #include "cli_harness.h"

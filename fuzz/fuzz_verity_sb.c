@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= sizeof(sb) + 4)
 		p.hash_offset = (uint64_t)(data[512] | data[513] << 8 |
 					   data[514] << 16) * 512;
-	if (dmt_verity_sb_decode(sb, &p))
+	if (dmt_verity_sb_decode(sb, &p, NULL))
 		return 0;
 	if (dmt_verity_check_params(&p, NULL))
 		abort();
@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	dmt_verity_params_init(&q);
 	q.hash_offset = p.hash_offset;
-	if (dmt_verity_sb_decode(sb2, &q))
+	if (dmt_verity_sb_decode(sb2, &q, NULL))
 		abort();
 	if (strcasecmp(p.hash_name, q.hash_name) ||
 	    p.hash_type != q.hash_type ||

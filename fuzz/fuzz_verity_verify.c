@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	dmt_verity_params_init(&p);
 	p.threads = 1;
-	err = dmt_verity_sb_read(&hf, &p);
+	err = dmt_verity_sb_read(&hf, &p, NULL);
 	if (err)
 		goto out;
 	/* what the CLI does first: the data must hold the blocks */

@@ -53,7 +53,7 @@ fuzz-lib: fuzz-deps
 FUZZ_CFLAGS = $(BASE_CFLAGS) $(DEP_CFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN)
 
 # The CLI targets compile the tools' sources in.
-$(FUZZ_O)/fuzz/fuzz_verity_cli: tools/verity-tool/verity-tool.c
+$(FUZZ_O)/fuzz/fuzz_verity_cli: $(wildcard tools/verity-tool/*.[ch])
 $(FUZZ_O)/fuzz/fuzz_integrity_cli: FUZZ_EXTRA = $(FUZZ_IT_OBJS)
 $(FUZZ_O)/fuzz/fuzz_integrity_cli: $(FUZZ_IT_OBJS)
 $(FUZZ_O)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/cli_harness.h $(FUZZ_LIBS)

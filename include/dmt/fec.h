@@ -181,8 +181,8 @@ struct dmt_fec_stats {
  * wrong), -EBADMSG otherwise; stats (may be NULL) are filled either way.
  * Other errors: as dmt_fec_encode, or what a callback returned.
  * Memory: a few buffers per thread, one round (rsn blocks) for decoding,
- * plus corrected blocks kept for dmt_fec_read_block (capped; past the cap
- * checks under an uncached corrected hash block fail, conservatively).
+ * plus the corrected blocks kept for dmt_fec_read_block (in memory up to
+ * 64 MiB, past that in an unlinked file in $TMPDIR or /var/tmp).
  */
 int dmt_fec_verify_and_correct(const struct dmt_fec_params *p,
 			       const struct dmt_fec_ops *ops,

@@ -38,6 +38,8 @@ enum {
 };
 
 int dmt_file_open(struct dmt_file *f, const char *path, int flags);
+/* A handle that is not open (dmt_file_close() on it does nothing). */
+void dmt_file_init(struct dmt_file *f);
 /* Accessors: front ends use these, never the struct's members. */
 const char *dmt_file_path(const struct dmt_file *f);
 bool dmt_file_is_blockdev(const struct dmt_file *f);

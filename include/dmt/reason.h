@@ -44,6 +44,15 @@ enum dmt_reason_code {
 
 	/* ---- verity / fec (lib/verity, lib/fec) ---- */
 	DMT_REASON_VERITY_FIRST = 0x100,
+	DMT_REASON_VERITY_DIGEST_TOO_BIG,	/* hash_block_size (value) under
+						 * two digests (min) */
+	DMT_REASON_VERITY_AREA_OVERLAP,	/* area field overlaps area field2
+					 * ("data", "hash", "fec") */
+	DMT_REASON_VERITY_FEC_LAYOUT,	/* FEC layout rejected: errno value */
+	DMT_REASON_VERITY_FEC_BLOCK_SIZES,	/* FEC needs data_block_size ==
+						 * hash_block_size */
+	DMT_REASON_VERITY_SPILL,	/* temporary file for corrected
+					 * blocks failed: errno value */
 
 	/* ---- integrity (lib/integrity) ---- */
 	DMT_REASON_INTEGRITY_FIRST = 0x200,

@@ -19,9 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <dmt/fec.h>
 #include <dmt/hash.h>
 #include <dmt/io.h>
 #include <dmt/progress.h>
+#include <dmt/reason.h>
 
 #define DMT_VERITY_SB_SIZE 512
 #define DMT_VERITY_SALT_MAX 256
@@ -50,12 +52,6 @@ struct dmt_verity_params {
 	const char *engine;		/* NULL: default dispatch */
 	struct dmt_progress progress;
 
-	/*
-	 * build: write the tree only and leave the superblock to
-	 * dmt_verity_sb_write(), so a FEC area can be written in between
-	 * as veritysetup does (tree, FEC, superblock last).
-	 */
-	bool defer_superblock;
 	/* verify: blocks to check instead of the files' (NULL: none) */
 	const struct dmt_verity_overlay *overlay;
 };
@@ -99,6 +95,7 @@ enum dmt_verity_area {
 	DMT_VERITY_AREA_NONE = 0,
 	DMT_VERITY_AREA_DATA,
 	DMT_VERITY_AREA_HASH,
+	DMT_VERITY_AREA_METADATA,	/* hash file after the tree (FEC) */
 };
 
 struct dmt_verity_bad {
@@ -151,11 +148,14 @@ size_t dmt_verity_digest_size(const char *name);
 
 /*
  * Checks everything that does not need the files.  Returns 0 or -EINVAL
- * with *why set to a one-line reason (veritysetup's wording where it has
- * one).  data_blocks may be 0 here (resolved from the data file later).
+ * with *why (may be NULL) saying which field is wrong: UNSUPPORTED
+ * hash_name, BAD_VALUE hash_type / data_block_size / hash_block_size,
+ * NOT_ALIGNED hash_offset, TOO_LARGE salt_size or data_blocks (offsets
+ * overflow), DMT_REASON_VERITY_DIGEST_TOO_BIG.  data_blocks may be 0 here
+ * (resolved from the data file later).
  */
 int dmt_verity_check_params(const struct dmt_verity_params *p,
-			    const char **why);
+			    struct dmt_reason *why);
 
 /* Geometry for p (data_blocks must be set).  -EINVAL on bad parameters,
  * -ERANGE when the layout overflows 64-bit offsets. */
@@ -175,12 +175,19 @@ int dmt_verity_sb_encode(const struct dmt_verity_params *p,
  * Fills the format fields of p (hash name, type, block sizes, data blocks,
  * salt, uuid) from a superblock; leaves the execution fields and
  * hash_offset alone.  -EMEDIUMTYPE if it is not a valid, supported verity
- * superblock.
+ * superblock; *why (may be NULL) says why: BAD_MAGIC, SB_VERSION (value),
+ * SB_FIELD sb.hash_type / sb.salt_size / sb.data_blocks /
+ * sb.data_block_size / sb.hash_block_size (value), UNSUPPORTED
+ * sb.algorithm (name points into sb), DMT_REASON_VERITY_DIGEST_TOO_BIG.
  */
 int dmt_verity_sb_decode(const uint8_t sb[DMT_VERITY_SB_SIZE],
-			 struct dmt_verity_params *p);
-/* Reads and decodes the superblock at p->hash_offset of hash. */
-int dmt_verity_sb_read(struct dmt_file *hash, struct dmt_verity_params *p);
+			 struct dmt_verity_params *p, struct dmt_reason *why);
+/* Reads and decodes the superblock at p->hash_offset of hash.  A file
+ * too short for one is BAD_MAGIC.  On UNSUPPORTED sb.algorithm the name
+ * is copied to p->hash_name (why->name points there); p is otherwise
+ * unchanged on failure. */
+int dmt_verity_sb_read(struct dmt_file *hash, struct dmt_verity_params *p,
+		       struct dmt_reason *why);
 /* Encodes and writes the superblock at p->hash_offset of hash. */
 int dmt_verity_sb_write(struct dmt_file *hash,
 			const struct dmt_verity_params *p);
@@ -233,5 +240,145 @@ int dmt_verity_hasher_new(const struct dmt_verity_params *p, bool hash_block,
 int dmt_verity_digest_location(const struct dmt_verity_geometry *g,
 			       bool is_hash, uint64_t block, uint64_t *parent,
 			       uint32_t *offset);
+
+/*
+ * Where covered FEC block `block` (lib/fec numbering: data blocks, then
+ * hash-file blocks from l->hash_start) lies: area DATA (index: data
+ * block), HASH (level, index in the level) or METADATA (index: hash-file
+ * block after the tree); offset is its byte in its file.
+ */
+struct dmt_verity_where {
+	enum dmt_verity_area area;
+	int level;			/* HASH: tree level, else -1 */
+	uint64_t index;
+	uint64_t offset;
+};
+void dmt_verity_locate(const struct dmt_verity_geometry *g,
+		       const struct dmt_fec_layout *l, uint64_t block,
+		       struct dmt_verity_where *w);
+
+/* ---- format and check with forward error correction ---- */
+
+/* veritysetup's --fec-device: parity over data and tree. */
+struct dmt_verity_fec {
+	struct dmt_file *file;		/* NULL: no FEC; may be the hash or
+					 * data handle (shared file) */
+	unsigned int roots;		/* 2..24, 0: DMT_FEC_ROOTS_DEFAULT */
+	uint64_t offset;		/* parity area, bytes into file */
+};
+
+/* The steps of dmt_verity_format() and dmt_verity_check(), in order. */
+enum dmt_verity_stage {
+	DMT_VERITY_STAGE_TREE,		/* format: hash data, write tree */
+	DMT_VERITY_STAGE_FEC_ENCODE,	/* format: write the parity */
+	DMT_VERITY_STAGE_SUPERBLOCK,	/* format: write it, last */
+	DMT_VERITY_STAGE_VERIFY,	/* check: tree against the files */
+	DMT_VERITY_STAGE_FEC,		/* check: parity scan, correction */
+	DMT_VERITY_STAGE_SYNC,		/* repair: corrections to disk */
+	DMT_VERITY_STAGE_REVERIFY,	/* check: tree through the
+					 * corrections (or repaired files) */
+};
+
+/*
+ * Optional hooks around every stage that runs: begin() returns the
+ * progress hook for it (may be NULL: none), end() gets its outcome (0,
+ * -EBADMSG for a failed verification, another -errno), with the result
+ * struct already updated.
+ */
+struct dmt_verity_stages {
+	struct dmt_progress (*begin)(void *ctx, enum dmt_verity_stage s);
+	void (*end)(void *ctx, enum dmt_verity_stage s, int err);
+	void *ctx;
+};
+
+/*
+ * veritysetup format: the tree, then (fec->file given) the parity, then
+ * the superblock (unless p->no_superblock), as veritysetup orders them.
+ * The parity covers the hash file up to fec->offset when it shares the
+ * hash file, else to its end.  fl (may be NULL) gets the FEC layout, filled
+ * before the FEC_ENCODE stage begins.  Errors as dmt_verity_build, plus:
+ * -EINVAL with DMT_REASON_VERITY_AREA_OVERLAP (field, field2 among
+ * "data", "hash", "fec") or DMT_REASON_VERITY_FEC_LAYOUT (value: errno);
+ * -ENODATA with DEVICE_TOO_SMALL field "hash" when the hash file ends
+ * before the tree starts.  I/O errors name the file in res->error_path
+ * where it is known.
+ */
+int dmt_verity_format(const struct dmt_verity_params *p,
+		      struct dmt_file *data, struct dmt_file *hash,
+		      const struct dmt_verity_fec *fec,
+		      const struct dmt_verity_stages *stages,
+		      struct dmt_verity_result *res, struct dmt_fec_layout *fl,
+		      struct dmt_reason *why);
+
+/*
+ * FEC layout over open files, as veritysetup measures it (p->data_blocks
+ * set): overlap checks, then dmt_fec_layout(); with `existing` the FEC
+ * file must also hold the whole parity area (-ENODATA, DEVICE_TOO_SMALL
+ * field "fec", value its size, min the end of the area).  Reasons as
+ * dmt_verity_format, plus DMT_REASON_VERITY_FEC_BLOCK_SIZES.
+ */
+int dmt_verity_fec_layout(const struct dmt_verity_params *p,
+			  struct dmt_file *data, struct dmt_file *hash,
+			  const struct dmt_verity_fec *fec, bool existing,
+			  struct dmt_fec_layout *fl, struct dmt_reason *why);
+
+/*
+ * The same without files (dump, size): the parity shares the hash file
+ * (covering it up to offset) or not (covering hash_file_bytes of it).
+ */
+int dmt_verity_fec_plan(const struct dmt_verity_geometry *g,
+			unsigned int roots, uint64_t offset, bool shared,
+			uint64_t hash_file_bytes, struct dmt_fec_layout *fl,
+			struct dmt_reason *why);
+
+/* Covered FEC block numbers, ascending (dmt_verity_locate() names them). */
+#define DMT_VERITY_LIST_MAX 65536
+struct dmt_verity_blocks {
+	uint64_t *v;
+	size_t n;			/* listed: at most DMT_VERITY_LIST_MAX */
+	uint64_t total;			/* all of them */
+};
+
+struct dmt_verity_check_result {
+	struct dmt_verity_report rep;	/* the last tree verification */
+	bool fec_ran;			/* the FEC stage ran */
+	bool reverified;		/* ... and the tree was checked again */
+	struct dmt_fec_layout fec_layout;	/* with FEC */
+	struct dmt_fec_stats fec;
+	struct dmt_verity_blocks corrected;	/* proven up to the root */
+	struct dmt_verity_blocks unverified;	/* no digest covers them */
+	struct dmt_verity_blocks unrepairable;
+	const char *error_path;		/* I/O error: the file, if known */
+};
+
+enum {
+	/* write the corrections back (and rewrite damaged parity when the
+	 * FEC file is writable), sync, then verify the files again */
+	DMT_VERITY_CHECK_REPAIR = 1 << 0,
+};
+
+/*
+ * veritysetup verify, with FEC (fec->file given) and repair.  verify:
+ * the tree first; only when that fails, a FEC pass that corrects into a
+ * corrected-block overlay (memory, then a temporary file), then the tree
+ * again with the corrections laid over the files.  REPAIR: a FEC pass
+ * that writes every correction proven up to the root hash (a block is
+ * trusted only when its digest and every parent's up to root check out),
+ * sync, then the tree again from the files.  p->data_blocks 0: the whole
+ * data file.
+ *
+ * Returns 0 when everything verifies (after correction), -EBADMSG when
+ * it does not (res says what), other errors as dmt_verity_verify, the
+ * reasons of dmt_verity_fec_layout(existing), and -errno with
+ * DMT_REASON_VERITY_SPILL when the temporary file for corrected blocks
+ * failed.  Free res with dmt_verity_check_result_free() either way.
+ */
+int dmt_verity_check(const struct dmt_verity_params *p, struct dmt_file *data,
+		     struct dmt_file *hash, const struct dmt_verity_fec *fec,
+		     const uint8_t *root, size_t root_size, unsigned int flags,
+		     const struct dmt_verity_stages *stages,
+		     struct dmt_verity_check_result *res,
+		     struct dmt_reason *why);
+void dmt_verity_check_result_free(struct dmt_verity_check_result *res);
 
 #endif /* DMT_VERITY_H */

@@ -372,6 +372,12 @@ const char *dmt_strerror(int err)
 	}
 }
 
+void dmt_file_init(struct dmt_file *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+}
+
 const char *dmt_file_path(const struct dmt_file *f)
 {
 	return f->path;

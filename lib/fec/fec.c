@@ -18,8 +18,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/common/cpu.h"
+#include "lib/common/overlay.h"
 #include "lib/hash/dispatch.h"
 #include "lib/fec/fec_gf256.h"
+#include "lib/fec/fec_priv.h"
 #include <dmt/threads.h>
 
 /* Accumulator planes per worker (roots x group width). */
@@ -30,20 +33,12 @@
 #define WIDTH_MIN (256u << 10)
 /* Rows of input held per worker at once. */
 #define BAND_BUDGET (4u << 20)
-/* Corrected blocks kept in memory for dmt_fec_read_block(). */
-#define OVERLAY_BUDGET (64u << 20)
 
 struct fec_worker {
 	uint8_t *band;		/* band_rows x in_stride */
 	uint8_t *acc;		/* roots planes of width bytes */
 	uint8_t *par;		/* width * roots, codeword order */
 	uint8_t *stored;	/* scan: parity read back */
-};
-
-/* Blocks accepted (corrected and verified) in this run. */
-struct overlay_entry {
-	uint64_t block;		/* UINT64_MAX: empty slot */
-	uint8_t *data;		/* NULL once the memory budget is spent */
 };
 
 struct dmt_fec {
@@ -74,8 +69,9 @@ struct dmt_fec {
 	const struct dmt_fec_ops *ops;
 	unsigned int flags;
 	struct dmt_fec_stats st;
-	struct overlay_entry *ov;
-	size_t ov_cap, ov_count, ov_bytes;
+	/* blocks accepted (corrected and verified) in this run: contents
+	 * when checking, numbers only when repairing (the files have them) */
+	struct dmt_overlay *ov;
 };
 
 static bool is_pow2(uint64_t x)
@@ -422,7 +418,6 @@ static void plan_groups(struct dmt_fec *f)
 static void fec_free(struct dmt_fec *f)
 {
 	unsigned int i;
-	size_t k;
 
 	if (f->workers) {
 		for (i = 0; i < f->threads; i++) {
@@ -436,10 +431,6 @@ static void fec_free(struct dmt_fec *f)
 	free(f->mats);
 	free(f->tbls);
 	free(f->bad);
-	if (f->ov)
-		for (k = 0; k < f->ov_cap; k++)
-			free(f->ov[k].data);
-	free(f->ov);
 	pthread_mutex_destroy(&f->lock);
 }
 
@@ -539,85 +530,20 @@ out:
 	return r;
 }
 
-/* ---- overlay of accepted blocks ---- */
+/* ---- blocks accepted in this run ---- */
 
-static struct overlay_entry *ov_find(struct dmt_fec *f, uint64_t block)
+static bool accepted(const struct dmt_fec *f, uint64_t block)
 {
-	size_t k;
-
-	if (!f->ov_cap)
-		return NULL;
-	k = (size_t)(block * 0x9e3779b97f4a7c15ull) & (f->ov_cap - 1);
-	for (;; k = (k + 1) & (f->ov_cap - 1)) {
-		if (f->ov[k].block == block)
-			return &f->ov[k];
-		if (f->ov[k].block == UINT64_MAX)
-			return NULL;
-	}
-}
-
-static int ov_grow(struct dmt_fec *f)
-{
-	struct overlay_entry *old = f->ov, *e;
-	size_t old_cap = f->ov_cap, cap = old_cap ? old_cap * 2 : 64, k, h;
-
-	e = malloc(cap * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	for (k = 0; k < cap; k++) {
-		e[k].block = UINT64_MAX;
-		e[k].data = NULL;
-	}
-	f->ov = e;
-	f->ov_cap = cap;
-	for (k = 0; k < old_cap; k++) {
-		if (old[k].block == UINT64_MAX)
-			continue;
-		h = (size_t)(old[k].block * 0x9e3779b97f4a7c15ull) & (cap - 1);
-		while (e[h].block != UINT64_MAX)
-			h = (h + 1) & (cap - 1);
-		e[h] = old[k];
-	}
-	free(old);
-	return 0;
-}
-
-/* Records an accepted block, keeping its contents while within budget. */
-static int ov_add(struct dmt_fec *f, uint64_t block, const uint8_t *data)
-{
-	size_t k, bs = f->l.block_size;
-	int r;
-
-	if ((f->ov_count + 1) * 2 > f->ov_cap) {
-		r = ov_grow(f);
-		if (r < 0)
-			return r;
-	}
-	k = (size_t)(block * 0x9e3779b97f4a7c15ull) & (f->ov_cap - 1);
-	while (f->ov[k].block != UINT64_MAX)
-		k = (k + 1) & (f->ov_cap - 1);
-	f->ov[k].block = block;
-	f->ov[k].data = NULL;
-	f->ov_count++;
-	if (f->ov_bytes + bs <= OVERLAY_BUDGET) {
-		f->ov[k].data = malloc(bs);
-		if (f->ov[k].data) {
-			memcpy(f->ov[k].data, data, bs);
-			f->ov_bytes += bs;
-		}
-	}
-	return 0;
+	return dmt_overlay_has(f->ov, block);
 }
 
 int dmt_fec_read_block(struct dmt_fec *f, uint64_t block, uint8_t *buf)
 {
 	uint64_t bs = f->l.block_size;
-	struct overlay_entry *e = ov_find(f, block);
+	int r = dmt_overlay_get(f->ov, block, buf);
 
-	if (e && e->data) {
-		memcpy(buf, e->data, bs);
-		return 0;
-	}
+	if (r)
+		return r < 0 ? r : 0;
 	if (block >= f->l.fec_blocks) {
 		memset(buf, 0, bs);
 		return 0;
@@ -664,7 +590,6 @@ static int load_round(struct dmt_fec *f, struct round *rd)
 	for (j = 0; j < l->rsn; j++) {
 		uint64_t b = row_block(f, rd, j);
 		uint8_t *dst = rd->buf + j * bs;
-		struct overlay_entry *e = ov_find(f, b);
 
 		rd->changed[j] = 0;
 		if (b >= l->fec_blocks) {
@@ -672,8 +597,10 @@ static int load_round(struct dmt_fec *f, struct round *rd)
 			rd->kind[j] = ROW_PAD;
 			continue;
 		}
-		if (e && e->data) {
-			memcpy(dst, e->data, bs);
+		r = dmt_overlay_get(f->ov, b, dst);
+		if (r < 0)
+			return r;
+		if (r) {
 			rd->kind[j] = ROW_KNOWN;
 			continue;
 		}
@@ -684,7 +611,7 @@ static int load_round(struct dmt_fec *f, struct round *rd)
 		if (r < 0) {
 			memset(dst, 0, bs);
 			rd->kind[j] = ROW_IOERR;
-		} else if (e && (f->flags & DMT_FEC_REPAIR)) {
+		} else if (accepted(f, b) && (f->flags & DMT_FEC_REPAIR)) {
 			/* accepted and already written back */
 			rd->kind[j] = ROW_KNOWN;
 		}
@@ -771,10 +698,10 @@ static int accept_row(struct dmt_fec *f, struct round *rd, unsigned int j)
 	int r;
 
 	rd->kind[j] = ROW_KNOWN;
-	/* accepted in an earlier pass, contents not cached: nothing new */
-	if (ov_find(f, b))
+	/* accepted in an earlier pass (repair: written back): nothing new */
+	if (accepted(f, b))
 		return 0;
-	r = ov_add(f, b, data);
+	r = dmt_overlay_put(f->ov, b, f->flags & DMT_FEC_REPAIR ? NULL : data);
 	if (r < 0)
 		return r;
 	f->st.corrected_blocks++;
@@ -917,7 +844,7 @@ static int give_up_round(struct dmt_fec *f, struct round *rd)
 	for (idx = 0; idx < f->l.rsn; idx++) {
 		j = row_order(f, rd, idx);
 		if (rd->kind[j] == ROW_PAD || rd->kind[j] == ROW_KNOWN ||
-		    ov_find(f, row_block(f, rd, j)))
+		    accepted(f, row_block(f, rd, j)))
 			continue;
 		if (rd->kind[j] != ROW_IOERR) {
 			v = check_row(f, rd, j);
@@ -1044,10 +971,9 @@ out:
 	return r;
 }
 
-int dmt_fec_verify_and_correct(const struct dmt_fec_params *p,
-			       const struct dmt_fec_ops *ops,
-			       unsigned int flags,
-			       struct dmt_fec_stats *stats)
+int dmt_fec_correct(const struct dmt_fec_params *p,
+		    const struct dmt_fec_ops *ops, unsigned int flags,
+		    struct dmt_overlay *ov, struct dmt_fec_stats *stats)
 {
 	struct dmt_fec f;
 	uint64_t n;
@@ -1055,7 +981,7 @@ int dmt_fec_verify_and_correct(const struct dmt_fec_params *p,
 
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
-	if (!ops || !ops->check)
+	if (!ops || !ops->check || !ov)
 		return -EINVAL;
 	r = fec_init(&f, p);
 	if (r < 0)
@@ -1063,6 +989,7 @@ int dmt_fec_verify_and_correct(const struct dmt_fec_params *p,
 	f.ops = ops;
 	f.flags = flags;
 	f.scan = true;
+	f.ov = ov;
 	r = -ENOMEM;
 	f.bad = calloc(div_up(f.l.rounds, 64), sizeof(*f.bad));
 	if (!f.bad)
@@ -1082,5 +1009,25 @@ out:
 	if (stats)
 		*stats = f.st;
 	fec_free(&f);
+	return r;
+}
+
+int dmt_fec_verify_and_correct(const struct dmt_fec_params *p,
+			       const struct dmt_fec_ops *ops,
+			       unsigned int flags,
+			       struct dmt_fec_stats *stats)
+{
+	struct dmt_overlay *ov;
+	int r;
+
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	if (!p->block_size)
+		return -EINVAL;
+	r = dmt_overlay_new(p->block_size, DMT_OVERLAY_MEM_BUDGET, &ov);
+	if (r < 0)
+		return r;
+	r = dmt_fec_correct(p, ops, flags, ov, stats);
+	dmt_overlay_free(ov);
 	return r;
 }

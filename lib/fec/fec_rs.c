@@ -180,44 +180,51 @@ static int syndromes(const struct dmt_rs *rs, const uint8_t *cw, int *s)
 	return any;
 }
 
-int dmt_rs_decode(const struct dmt_rs *rs, uint8_t *cw, const int *eras,
-		  int neras)
+/* Decoder state shared by the steps below (log domain, A0 = zero). */
+struct rs_dec {
+	int nroots;
+	int lambda[DMT_FEC_ROOTS_MAX + 1];	/* error + erasure locator */
+	int omega[DMT_FEC_ROOTS_MAX + 1];	/* error evaluator */
+	int s[DMT_FEC_ROOTS_MAX];		/* syndromes */
+	int root[DMT_FEC_ROOTS_MAX], loc[DMT_FEC_ROOTS_MAX];
+	int deg_lambda, deg_omega, count;
+};
+
+/* Erasure locator: prod (1 - X_k x), X_k = alpha^(254 - pos); b gets its
+ * log.  -1 on a bad position. */
+static int rs_erasures(struct rs_dec *d, const int *eras, int neras, int *b)
 {
 	const struct dmt_gf256_tables *t = dmt_gf256_init();
-	const uint8_t *EXP = t->exp, *LOG = t->log;
-	const int nroots = (int)rs->roots;
-	int lambda[DMT_FEC_ROOTS_MAX + 1], b[DMT_FEC_ROOTS_MAX + 1];
-	int tt[DMT_FEC_ROOTS_MAX + 1], omega[DMT_FEC_ROOTS_MAX + 1];
-	int reg[DMT_FEC_ROOTS_MAX + 1], s[DMT_FEC_ROOTS_MAX];
-	int root[DMT_FEC_ROOTS_MAX], loc[DMT_FEC_ROOTS_MAX];
-	int deg_lambda, deg_omega, el, r, i, j, k, count, discr_r;
-	uint8_t save[DMT_FEC_RSM];
-	unsigned int u, tmp, num1, num2, den;
+	unsigned int u, tmp;
+	int i, j;
 
-	if (neras < 0 || neras > nroots)
-		return -1;
-	if (!syndromes(rs, cw, s))
-		return 0;
-
-	/* erasure locator: prod (1 - X_k x), X_k = alpha^(254 - pos) */
-	memset(lambda, 0, sizeof(lambda));
-	lambda[0] = 1;
+	memset(d->lambda, 0, sizeof(d->lambda));
+	d->lambda[0] = 1;
 	for (i = 0; i < neras; i++) {
 		if (eras[i] < 0 || eras[i] >= NN)
 			return -1;
 		u = modnn((unsigned int)(NN - 1 - eras[i]));
 		for (j = i + 1; j > 0; j--) {
-			tmp = LOG[lambda[j - 1]];
+			tmp = t->log[d->lambda[j - 1]];
 			if (tmp != A0)
-				lambda[j] ^= EXP[modnn(u + tmp)];
+				d->lambda[j] ^= t->exp[modnn(u + tmp)];
 		}
 	}
-	for (i = 0; i <= nroots; i++)
-		b[i] = LOG[lambda[i]];
+	for (i = 0; i <= d->nroots; i++)
+		b[i] = t->log[d->lambda[i]];
+	return 0;
+}
 
-	/* Berlekamp-Massey, starting after the erasures */
-	r = neras;
-	el = neras;
+/* Berlekamp-Massey, starting after the erasures; lambda ends in the log
+ * domain.  -1 when there is no locator (uncorrectable). */
+static int rs_berlekamp(struct rs_dec *d, int neras, int *b)
+{
+	const struct dmt_gf256_tables *t = dmt_gf256_init();
+	const uint8_t *EXP = t->exp, *LOG = t->log;
+	const int nroots = d->nroots, *s = d->s;
+	int *lambda = d->lambda, tt[DMT_FEC_ROOTS_MAX + 1];
+	int r = neras, el = neras, i, discr_r;
+
 	while (++r <= nroots) {
 		discr_r = 0;
 		for (i = 0; i < r; i++)
@@ -248,23 +255,30 @@ int dmt_rs_decode(const struct dmt_rs *rs, uint8_t *cw, const int *eras,
 		}
 		memcpy(lambda, tt, (nroots + 1) * sizeof(lambda[0]));
 	}
-
-	deg_lambda = 0;
+	d->deg_lambda = 0;
 	for (i = 0; i <= nroots; i++) {
 		lambda[i] = LOG[lambda[i]];
 		if (lambda[i] != A0)
-			deg_lambda = i;
+			d->deg_lambda = i;
 	}
-	if (deg_lambda == 0)
-		return -1;
+	return d->deg_lambda ? 0 : -1;
+}
 
-	/* Chien search: roots of lambda are the inverses of the locators */
-	memcpy(&reg[1], &lambda[1], nroots * sizeof(reg[0]));
-	count = 0;
+/* Chien search (the roots of lambda are the inverses of the locators),
+ * then omega = s * lambda mod x^roots.  -1 when roots are missing. */
+static int rs_chien(struct rs_dec *d)
+{
+	const struct dmt_gf256_tables *t = dmt_gf256_init();
+	const uint8_t *EXP = t->exp, *LOG = t->log;
+	int reg[DMT_FEC_ROOTS_MAX + 1], i, j, k;
+	unsigned int tmp;
+
+	memcpy(&reg[1], &d->lambda[1], d->nroots * sizeof(reg[0]));
+	d->count = 0;
 	for (i = 1, k = 0; i <= NN; i++, k = (int)modnn((unsigned int)k + 1)) {
 		unsigned int q = 1;
 
-		for (j = deg_lambda; j > 0; j--) {
+		for (j = d->deg_lambda; j > 0; j--) {
 			if (reg[j] != A0) {
 				reg[j] = (int)modnn((unsigned int)(reg[j] + j));
 				q ^= EXP[reg[j]];
@@ -272,52 +286,77 @@ int dmt_rs_decode(const struct dmt_rs *rs, uint8_t *cw, const int *eras,
 		}
 		if (q != 0)
 			continue;
-		root[count] = i;
-		loc[count] = k;
-		if (++count == deg_lambda)
+		d->root[d->count] = i;
+		d->loc[d->count] = k;
+		if (++d->count == d->deg_lambda)
 			break;
 	}
-	if (count != deg_lambda)
+	if (d->count != d->deg_lambda)
 		return -1;
-
-	/* omega = s * lambda mod x^roots */
-	deg_omega = deg_lambda - 1;
-	for (i = 0; i <= deg_omega; i++) {
+	d->deg_omega = d->deg_lambda - 1;
+	for (i = 0; i <= d->deg_omega; i++) {
 		tmp = 0;
 		for (j = i; j >= 0; j--)
-			if (s[i - j] != A0 && lambda[j] != A0)
-				tmp ^= EXP[modnn((unsigned int)(s[i - j] +
-								lambda[j]))];
-		omega[i] = LOG[tmp];
+			if (d->s[i - j] != A0 && d->lambda[j] != A0)
+				tmp ^= EXP[modnn((unsigned int)(d->s[i - j] +
+								d->lambda[j]))];
+		d->omega[i] = LOG[tmp];
 	}
+	return 0;
+}
 
-	/* Forney (fcr 0): e = X^(1-fcr) omega(X^-1) / lambda'(X^-1) */
-	memcpy(save, cw, sizeof(save));
-	for (j = count - 1; j >= 0; j--) {
+/* Forney (fcr 0): e = X^(1-fcr) omega(X^-1) / lambda'(X^-1), applied to
+ * cw.  -1 (cw half-changed) on a zero denominator. */
+static int rs_forney(const struct rs_dec *d, uint8_t *cw)
+{
+	const struct dmt_gf256_tables *t = dmt_gf256_init();
+	const uint8_t *EXP = t->exp, *LOG = t->log;
+	const int *lambda = d->lambda, *omega = d->omega, *root = d->root;
+	unsigned int num1, num2, den;
+	int i, j;
+
+	for (j = d->count - 1; j >= 0; j--) {
 		num1 = 0;
-		for (i = deg_omega; i >= 0; i--)
+		for (i = d->deg_omega; i >= 0; i--)
 			if (omega[i] != A0)
 				num1 ^= EXP[modnn((unsigned int)(omega[i] +
 								 i * root[j]))];
 		num2 = EXP[modnn((unsigned int)(NN - root[j]))];
 		den = 0;
-		for (i = (deg_lambda < nroots - 1 ? deg_lambda : nroots - 1) &
+		for (i = (d->deg_lambda < d->nroots - 1 ? d->deg_lambda
+							: d->nroots - 1) &
 			 ~1; i >= 0; i -= 2)
 			if (lambda[i + 1] != A0)
 				den ^= EXP[modnn((unsigned int)(lambda[i + 1] +
 								i * root[j]))];
 		if (den == 0)
-			goto fail;
+			return -1;
 		if (num1 != 0)
-			cw[loc[j]] ^= EXP[modnn(LOG[num1] + LOG[num2] + NN -
-						LOG[den])];
+			cw[d->loc[j]] ^= EXP[modnn(LOG[num1] + LOG[num2] + NN -
+						   LOG[den])];
 	}
+	return 0;
+}
 
-	/* Never hand back something that is not a codeword. */
-	if (syndromes(rs, cw, s))
-		goto fail;
-	return count;
-fail:
-	memcpy(cw, save, sizeof(save));
-	return -1;
+int dmt_rs_decode(const struct dmt_rs *rs, uint8_t *cw, const int *eras,
+		  int neras)
+{
+	struct rs_dec d = { .nroots = (int)rs->roots };
+	int b[DMT_FEC_ROOTS_MAX + 1];
+	uint8_t save[DMT_FEC_RSM];
+
+	if (neras < 0 || neras > d.nroots)
+		return -1;
+	if (!syndromes(rs, cw, d.s))
+		return 0;
+	if (rs_erasures(&d, eras, neras, b) || rs_berlekamp(&d, neras, b) ||
+	    rs_chien(&d))
+		return -1;
+	memcpy(save, cw, sizeof(save));
+	/* never hand back something that is not a codeword */
+	if (rs_forney(&d, cw) || syndromes(rs, cw, d.s)) {
+		memcpy(cw, save, sizeof(save));
+		return -1;
+	}
+	return d.count;
 }

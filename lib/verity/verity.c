@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/common/byteorder.h"
@@ -56,29 +57,50 @@ bool dmt_verity_hash_supported(const char *name)
 }
 
 int dmt_verity_check_params(const struct dmt_verity_params *p,
-			    const char **why)
+			    struct dmt_reason *why)
 {
-	const char *msg = NULL;
 	size_t ds = dmt_verity_digest_size(p->hash_name);
 
-	if (!ds)
-		msg = "Hash algorithm not supported.";
-	else if (p->hash_type > 1)
-		msg = "Unsupported VERITY hash type.";
-	else if (!block_size_ok(p->data_block_size) ||
-		 !block_size_ok(p->hash_block_size))
-		msg = "Unsupported VERITY block size.";
-	else if (p->hash_offset % 512)
-		msg = "Unsupported VERITY hash offset.";
-	else if (p->salt_size > DMT_VERITY_SALT_MAX)
-		msg = "Salt is too long (at most 256 bytes).";
-	else if (p->hash_block_size < 2 * ds)
-		msg = "Digest size too big for the hash block size.";
-	else if (p->data_blocks > (uint64_t)INT64_MAX / p->data_block_size)
-		msg = "Device offset overflow.";
-	if (why)
-		*why = msg;
-	return msg ? -EINVAL : 0;
+	if (!ds) {
+		dmt_reason_set(why, 0, DMT_REASON_UNSUPPORTED, "hash_name", 0);
+		if (why)
+			why->name = p->hash_name;
+		return -EINVAL;
+	}
+	if (p->hash_type > 1)
+		return dmt_reason_set(why, -EINVAL, DMT_REASON_BAD_VALUE,
+				      "hash_type", p->hash_type);
+	if (!block_size_ok(p->data_block_size))
+		return dmt_reason_set(why, -EINVAL, DMT_REASON_BAD_VALUE,
+				      "data_block_size", p->data_block_size);
+	if (!block_size_ok(p->hash_block_size))
+		return dmt_reason_set(why, -EINVAL, DMT_REASON_BAD_VALUE,
+				      "hash_block_size", p->hash_block_size);
+	if (p->hash_offset % 512) {
+		dmt_reason_set(why, 0, DMT_REASON_NOT_ALIGNED, "hash_offset",
+			       p->hash_offset);
+		if (why)
+			why->max = 512;
+		return -EINVAL;
+	}
+	if (p->salt_size > DMT_VERITY_SALT_MAX) {
+		dmt_reason_set(why, 0, DMT_REASON_TOO_LARGE, "salt_size",
+			       p->salt_size);
+		if (why)
+			why->max = DMT_VERITY_SALT_MAX;
+		return -EINVAL;
+	}
+	if (p->hash_block_size < 2 * ds) {
+		dmt_reason_set(why, 0, DMT_REASON_VERITY_DIGEST_TOO_BIG,
+			       "hash_block_size", p->hash_block_size);
+		if (why)
+			why->min = 2 * ds;
+		return -EINVAL;
+	}
+	if (p->data_blocks > (uint64_t)INT64_MAX / p->data_block_size)
+		return dmt_reason_set(why, -EINVAL, DMT_REASON_TOO_LARGE,
+				      "data_blocks", p->data_blocks);
+	return 0;
 }
 
 uint64_t dmt_verity_blocks_for_size(const struct dmt_verity_params *p,
@@ -170,18 +192,54 @@ int dmt_verity_sb_encode(const struct dmt_verity_params *p,
 	return 0;
 }
 
+/* The superblock's name for a params field, for reasons. */
+static void sb_reason(struct dmt_reason *why, const struct dmt_reason *r)
+{
+	static const char *const names[][2] = {
+		{ "hash_name", "sb.algorithm" },
+		{ "hash_type", "sb.hash_type" },
+		{ "data_block_size", "sb.data_block_size" },
+		{ "hash_block_size", "sb.hash_block_size" },
+		{ "salt_size", "sb.salt_size" },
+		{ "data_blocks", "sb.data_blocks" },
+	};
+
+	if (!why)
+		return;
+	*why = *r;
+	if (why->code != DMT_REASON_VERITY_DIGEST_TOO_BIG &&
+	    why->code != DMT_REASON_UNSUPPORTED)
+		why->code = DMT_REASON_SB_FIELD;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (r->field && !strcmp(r->field, names[i][0]))
+			why->field = names[i][1];
+}
+
 int dmt_verity_sb_decode(const uint8_t sb[DMT_VERITY_SB_SIZE],
-			 struct dmt_verity_params *p)
+			 struct dmt_verity_params *p, struct dmt_reason *why)
 {
 	struct dmt_verity_params q = *p;
+	struct dmt_reason r;
 	size_t name_len;
 
-	if (memcmp(sb, sb_signature, sizeof(sb_signature)) ||
-	    get_le32(sb + 8) != 1 || get_le32(sb + 12) > 1)
-		return -EMEDIUMTYPE;
+	if (memcmp(sb, sb_signature, sizeof(sb_signature)))
+		return dmt_reason_set(why, -EMEDIUMTYPE, DMT_REASON_BAD_MAGIC,
+				      NULL, 0);
+	if (get_le32(sb + 8) != 1)
+		return dmt_reason_set(why, -EMEDIUMTYPE, DMT_REASON_SB_VERSION,
+				      "sb.version", get_le32(sb + 8));
+	if (get_le32(sb + 12) > 1)
+		return dmt_reason_set(why, -EMEDIUMTYPE, DMT_REASON_SB_FIELD,
+				      "sb.hash_type", get_le32(sb + 12));
 	name_len = strnlen((const char *)sb + 32, 32);
-	if (!name_len || name_len >= DMT_VERITY_HASH_NAME_MAX)
+	if (!name_len || name_len >= DMT_VERITY_HASH_NAME_MAX) {
+		/* no NUL inside the field: no name to show */
+		dmt_reason_set(why, 0, DMT_REASON_UNSUPPORTED, "sb.algorithm",
+			       0);
+		if (why && name_len < 32)
+			why->name = (const char *)sb + 32;
 		return -EMEDIUMTYPE;
+	}
 	memcpy(q.hash_name, sb + 32, name_len);
 	q.hash_name[name_len] = '\0';
 	q.hash_type = get_le32(sb + 12);
@@ -190,30 +248,57 @@ int dmt_verity_sb_decode(const uint8_t sb[DMT_VERITY_SB_SIZE],
 	q.hash_block_size = get_le32(sb + 68);
 	q.data_blocks = get_le64(sb + 72);
 	q.salt_size = get_le16(sb + 80);
-	if (q.salt_size > DMT_VERITY_SALT_MAX || !q.data_blocks)
-		return -EMEDIUMTYPE;
+	if (q.salt_size > DMT_VERITY_SALT_MAX)
+		return dmt_reason_set(why, -EMEDIUMTYPE, DMT_REASON_SB_FIELD,
+				      "sb.salt_size", q.salt_size);
+	if (!q.data_blocks)
+		return dmt_reason_set(why, -EMEDIUMTYPE, DMT_REASON_SB_FIELD,
+				      "sb.data_blocks", 0);
 	memset(q.salt, 0, sizeof(q.salt));
 	memcpy(q.salt, sb + 88, q.salt_size);
 	q.no_superblock = false;
-	if (dmt_verity_check_params(&q, NULL))
+	if (dmt_verity_check_params(&q, &r)) {
+		sb_reason(why, &r);
+		if (why && r.code == DMT_REASON_UNSUPPORTED)
+			why->name = (const char *)sb + 32;
 		return -EMEDIUMTYPE;
+	}
 	*p = q;
 	return 0;
 }
 
-int dmt_verity_sb_read(struct dmt_file *hash, struct dmt_verity_params *p)
+int dmt_verity_sb_read(struct dmt_file *hash, struct dmt_verity_params *p,
+		       struct dmt_reason *why)
 {
 	uint8_t sb[DMT_VERITY_SB_SIZE];
+	struct dmt_reason r = { 0 };
 	int err;
 
 	if (p->hash_offset % 512)
-		return -EINVAL;
+		return dmt_reason_set(why, -EINVAL, DMT_REASON_NOT_ALIGNED,
+				      "hash_offset", p->hash_offset);
 	err = dmt_pread_full(hash, sb, sizeof(sb), p->hash_offset);
 	if (err == -ENODATA)
-		return -EMEDIUMTYPE;
-	if (err)
+		return dmt_reason_set(why, -EMEDIUMTYPE, DMT_REASON_BAD_MAGIC,
+				      NULL, 0);
+	if (err) {
+		dmt_reason_set(why, 0, DMT_REASON_IO, NULL, (uint64_t)-err);
+		if (why)
+			why->path = dmt_file_path(hash);
 		return err;
-	return dmt_verity_sb_decode(sb, p);
+	}
+	err = dmt_verity_sb_decode(sb, p, &r);
+	/* the name lives in sb, which ends here: keep it in p */
+	if (err && r.name) {
+		snprintf(p->hash_name, sizeof(p->hash_name), "%s", r.name);
+		r.name = p->hash_name;
+	}
+	if (why) {
+		*why = r;
+		if (err)
+			why->path = dmt_file_path(hash);
+	}
+	return err;
 }
 
 int dmt_verity_sb_write(struct dmt_file *hash,

@@ -254,8 +254,8 @@ static int size_hash_file(struct vt *t)
 	return vt_io(t, t->hash, err);
 }
 
-int dmt_verity_build(const struct dmt_verity_params *p, struct dmt_file *data,
-		     struct dmt_file *hash, struct dmt_verity_result *res)
+int vt_build(const struct dmt_verity_params *p, struct dmt_file *data,
+	     struct dmt_file *hash, bool write_sb, struct dmt_verity_result *res)
 {
 	struct builder *b;
 	struct vt *t;
@@ -288,7 +288,7 @@ int dmt_verity_build(const struct dmt_verity_params *p, struct dmt_file *data,
 	if (err)
 		goto out;
 
-	if (!t->p.no_superblock && !t->p.defer_superblock) {
+	if (write_sb && !t->p.no_superblock) {
 		uint8_t sb[DMT_VERITY_SB_SIZE];
 
 		err = dmt_verity_sb_encode(&t->p, sb);
@@ -315,4 +315,10 @@ out:
 	vt_free(t);
 	free(b);
 	return err;
+}
+
+int dmt_verity_build(const struct dmt_verity_params *p, struct dmt_file *data,
+		     struct dmt_file *hash, struct dmt_verity_result *res)
+{
+	return vt_build(p, data, hash, true, res);
 }

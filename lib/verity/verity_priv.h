@@ -66,6 +66,11 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 	    struct dmt_file *data, struct dmt_file *hash, bool need_parent);
 void vt_free(struct vt *t);
 
+/* dmt_verity_build(), the superblock only when write_sb (format writes it
+ * after the FEC parity, as veritysetup does). */
+int vt_build(const struct dmt_verity_params *p, struct dmt_file *data,
+	     struct dmt_file *hash, bool write_sb, struct dmt_verity_result *res);
+
 /* Asks the kernel to start reading data blocks [b0, b1) ahead; once a
  * window, from the main thread (every hint walks the page cache: per work
  * item from the workers measured 4% slower). */
@@ -81,6 +86,13 @@ int vt_overlay_hash(struct vt *t, uint8_t *buf, uint64_t first, uint64_t n);
 /* Digests of n contiguous hash blocks. */
 int vt_hash_blocks(struct vt *t, unsigned int wid, const uint8_t *src,
 		   size_t n, uint8_t *out);
+
+/* The hooks of struct dmt_verity_stages, where given (end passes err
+ * through). */
+struct dmt_progress vt_stage_begin(const struct dmt_verity_stages *st,
+				   enum dmt_verity_stage s);
+int vt_stage_end(const struct dmt_verity_stages *st, enum dmt_verity_stage s,
+		 int err);
 
 /* Data blocks per window. */
 uint64_t vt_window_blocks(const struct vt *t);

@@ -329,46 +329,69 @@ struct sb_case {
 	size_t len;
 	bool dump_ok;		/* dump may show it (verify still fails) */
 	const char *verify_names; /* "data" or NULL (the hash file) */
+	const char *why;	/* what the message says (veritysetup's words) */
 };
 
 #define LE32(v) { (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), \
 		  (uint8_t)((v) >> 24) }
 
 static const struct sb_case sb_cases[] = {
-	{ "bad magic", 0, "VERITY", 6, false, NULL },
-	{ "version 0", 8, LE32(0u), 4, false, NULL },
-	{ "version 2", 8, LE32(2u), 4, false, NULL },
-	{ "version 0xffffffff", 8, LE32(0xffffffffu), 4, false, NULL },
-	{ "hash type 2", 12, LE32(2u), 4, false, NULL },
-	{ "hash type 0x80000000", 12, LE32(0x80000000u), 4, false, NULL },
-	{ "empty algorithm", 32, { 0 }, 1, false, NULL },
-	{ "unknown algorithm", 32, "sha257", 7, false, NULL },
-	{ "keyed algorithm", 32, "hmac(sha256)", 13, false, NULL },
-	{ "crc algorithm", 32, "crc32c\0\0", 8, false, NULL },
+	{ "bad magic", 0, "VERITY", 6, false, NULL,
+	  "is not a valid VERITY device" },
+	{ "version 0", 8, LE32(0u), 4, false, NULL,
+	  "Unsupported VERITY version 0." },
+	{ "version 2", 8, LE32(2u), 4, false, NULL,
+	  "Unsupported VERITY version 2." },
+	{ "version 0xffffffff", 8, LE32(0xffffffffu), 4, false, NULL,
+	  "Unsupported VERITY version 4294967295." },
+	{ "hash type 2", 12, LE32(2u), 4, false, NULL,
+	  "Unsupported VERITY hash type 2." },
+	{ "hash type 0x80000000", 12, LE32(0x80000000u), 4, false, NULL,
+	  "Unsupported VERITY hash type 2147483648." },
+	{ "empty algorithm", 32, { 0 }, 1, false, NULL,
+	  "no hash algorithm name" },
+	{ "unknown algorithm", 32, "sha257", 7, false, NULL,
+	  "Hash algorithm sha257 not supported." },
+	{ "keyed algorithm", 32, "hmac(sha256)", 13, false, NULL,
+	  "Hash algorithm hmac(sha256) not supported." },
+	{ "crc algorithm", 32, "crc32c\0\0", 8, false, NULL,
+	  "Hash algorithm crc32c not supported." },
 	{ "unterminated algorithm", 32,
-	  "sha256sha256sha256sha256sha256ab", 32, false, NULL },
-	{ "data block size 0", 64, LE32(0u), 4, false, NULL },
-	{ "data block size 4097", 64, LE32(4097u), 4, false, NULL },
-	{ "data block size 256", 64, LE32(256u), 4, false, NULL },
-	{ "data block size 2^31", 64, LE32(0x80000000u), 4, false, NULL },
-	{ "hash block size 1 MiB", 68, LE32(1u << 20), 4, false, NULL },
-	{ "hash block size 3", 68, LE32(3u), 4, false, NULL },
+	  "sha256sha256sha256sha256sha256ab", 32, false, NULL,
+	  "no hash algorithm name" },
+	{ "data block size 0", 64, LE32(0u), 4, false, NULL,
+	  "Unsupported VERITY block size." },
+	{ "data block size 4097", 64, LE32(4097u), 4, false, NULL,
+	  "Unsupported VERITY block size." },
+	{ "data block size 256", 64, LE32(256u), 4, false, NULL,
+	  "Unsupported VERITY block size." },
+	{ "data block size 2^31", 64, LE32(0x80000000u), 4, false, NULL,
+	  "Unsupported VERITY block size." },
+	{ "hash block size 1 MiB", 68, LE32(1u << 20), 4, false, NULL,
+	  "Unsupported VERITY block size." },
+	{ "hash block size 3", 68, LE32(3u), 4, false, NULL,
+	  "Unsupported VERITY block size." },
 	{ "hash block size 0xffffffff", 68, LE32(0xffffffffu), 4, false,
-	  NULL },
-	{ "0 data blocks", 72, { 0 }, 8, false, NULL },
-	{ "2^63 data blocks", 79, { 0x80 }, 1, false, NULL },
+	  NULL, "Unsupported VERITY block size." },
+	{ "0 data blocks", 72, { 0 }, 8, false, NULL, "data_blocks 0" },
+	{ "2^63 data blocks", 79, { 0x80 }, 1, false, NULL,
+	  "VERITY header corrupted (data_blocks 922337203685477" },
 	{ "2^64-1 data blocks", 72,
 	  { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, 8, false,
-	  NULL },
+	  NULL, "data_blocks 18446744073709551615" },
 	/* valid on its own, far larger than the data file */
-	{ "2^40 data blocks", 72, { 0, 0, 0, 0, 0, 1 }, 8, true, "data" },
+	{ "2^40 data blocks", 72, { 0, 0, 0, 0, 0, 1 }, 8, true, "data",
+	  NULL },
 	/* INT64_MAX / 4096: the largest count a 4096-byte block allows */
 	{ "2^51-1 data blocks", 72,
-	  { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x07, 0 }, 8, true, "data" },
-	{ "2^51 data blocks", 72, { 0, 0, 0, 0, 0, 0, 0x08, 0 }, 8, false,
+	  { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x07, 0 }, 8, true, "data",
 	  NULL },
-	{ "salt size 257", 80, { 0x01, 0x01 }, 2, false, NULL },
-	{ "salt size 0xffff", 80, { 0xff, 0xff }, 2, false, NULL },
+	{ "2^51 data blocks", 72, { 0, 0, 0, 0, 0, 0, 0x08, 0 }, 8, false,
+	  NULL, "data_blocks 2251799813685248" },
+	{ "salt size 257", 80, { 0x01, 0x01 }, 2, false, NULL,
+	  "salt size 257" },
+	{ "salt size 0xffff", 80, { 0xff, 0xff }, 2, false, NULL,
+	  "salt size 65535" },
 };
 
 Test(badinput_verity, hostile_superblocks)
@@ -394,15 +417,27 @@ Test(badinput_verity, hostile_superblocks)
 		bi_run(&r, f.dir, NULL, "%s verify %s %s %s", vt(), f.data,
 		       bad, f.root);
 		bi_expect_fail(&r, VT, 4, c->verify_names ? f.data : bad, 0);
+		/* why it is rejected, as veritysetup says (without --debug) */
+		if (c->why)
+			cr_expect(strstr(r.err, c->why), "[%s] want '%s': %s",
+				  c->name, c->why, r.err);
 		bi_expect_state(f.dir, NULL, before, &r);
 		bi_free(&r);
 
 		before = bi_dir_state(f.dir, NULL);
 		bi_run(&r, f.dir, NULL, "%s dump --json %s", vt(), bad);
-		if (c->dump_ok)
+		if (c->dump_ok) {
 			bi_expect_ok(&r);
-		else
-			bi_expect_fail(&r, VT, 4, bad, 0);
+		} else {
+			/* --json failures: the framework's error object */
+			bi_expect_fail(&r, VT, 4, bad, BI_STDOUT);
+			cr_expect(strstr(r.out, "\"error\"") &&
+				  strstr(r.out, "\"exit_code\":4"), "[%s] %s",
+				  c->name, r.out);
+			if (c->why)
+				cr_expect(strstr(r.out, c->why), "[%s] %s",
+					  c->name, r.out);
+		}
 		bi_expect_state(f.dir, NULL, before, &r);
 		bi_free(&r);
 	}

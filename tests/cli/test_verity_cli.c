@@ -810,3 +810,219 @@ Test(verity_cli, locked_image_and_cleanup)
 	free(data);
 	free(hash);
 }
+
+/* ---- issue 11: what a new user tripped over ---- */
+
+/* The target line as the kernel reads it (dm_split_args): words apart at
+ * white space, a backslash quotes the next character. */
+static int kernel_words(const char *line, char words[][256], int max)
+{
+	int n = 0;
+
+	while (*line && n < max) {
+		size_t k = 0;
+
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line)
+			break;
+		while (*line && *line != ' ' && *line != '\t') {
+			if (*line == '\\' && line[1])
+				line++;
+			if (k < 255)
+				words[n][k++] = *line;
+			line++;
+		}
+		words[n++][k] = '\0';
+	}
+	return n;
+}
+
+Test(verity_cli, json_table_quotes_paths)
+{
+	char *dir = th_mkdtemp(), *out = NULL, words[24][256];
+	struct json_object *j;
+	const char *table, *dm;
+	int n;
+
+	make_data(th_path(dir, "my data.img"), 8 * 4096, 5);
+	cr_assert_eq(th_sh(&out, NULL, "cd '%s' && '%s' build --json --salt "
+			   SALT32 " 'my data.img' 'my  hash' --fec-device "
+			   "'a\\b.fec'", dir, vt()), 0);
+	j = json_tokener_parse(out);
+	cr_assert(j, "%s", out);
+	table = jstr(j, "table");
+	dm = jstr(j, "dm_mod_create");
+	cr_assert(table && dm, "%s", out);
+	n = kernel_words(table, words, 24);
+	cr_assert_eq(n, 22, "table splits into %d words: %s", n, table);
+	cr_expect_str_eq(words[4], "my data.img", "%s", table);
+	cr_expect_str_eq(words[5], "my  hash", "%s", table);
+	cr_expect_str_eq(words[14], "use_fec_from_device");
+	cr_expect_str_eq(words[15], "a\\b.fec", "%s", table);
+	cr_expect(strstr(dm, table), "dm-mod.create carries the table: %s",
+		  dm);
+	json_object_put(j);
+	free(out);
+
+	/* dm-mod.create cannot carry a ',': refused with a note */
+	make_data(th_path(dir, "a,b.img"), 8 * 4096, 5);
+	cr_assert_eq(th_sh(&out, NULL, "cd '%s' && '%s' build --json --salt "
+			   SALT32 " a,b.img h2", dir, vt()), 0);
+	j = json_tokener_parse(out);
+	cr_assert(j, "%s", out);
+	cr_expect(jstr(j, "table") && strstr(jstr(j, "table"), " a,b.img "),
+		  "%s", out);
+	cr_expect_null(jstr(j, "dm_mod_create"), "%s", out);
+	cr_expect(jstr(j, "dm_mod_create_note"), "%s", out);
+	json_object_put(j);
+	free(out);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* --json failures: the framework's error object on stdout. */
+Test(verity_cli, json_failure_prints_error_object)
+{
+	char *out = NULL;
+	struct json_object *j, *e = NULL;
+
+	cr_assert_eq(th_sh(&out, NULL, "'%s' verify --json /nonexistent/d "
+			   "/nonexistent/h 00", vt()), 4);
+	j = json_tokener_parse(out);
+	cr_assert(j && json_object_object_get_ex(j, "error", &e), "%s", out);
+	cr_expect(strstr(jstr(e, "message"), "/nonexistent/d"), "%s", out);
+	cr_expect_eq(jint(e, "exit_code"), 4);
+	json_object_put(j);
+	free(out);
+}
+
+/* Progress names what is done: build hashes, verify verifies. */
+Test(verity_cli, progress_verbs_and_thread_count)
+{
+	struct img m;
+	char *err = NULL;
+
+	img_make(&m, 16);
+	cr_assert_eq(th_sh(NULL, &err, "'%s' build -v --threads 1 "
+			   "--progress-frequency 1 --salt - '%s' '%s.2'", vt(),
+			   m.data, m.hash), 0);
+	cr_expect(strstr(err, "Progress:") && strstr(err, " hashed, "),
+		  "%s", err);
+	cr_expect_null(strstr(err, "written"), "build reads the data: %s",
+		       err);
+	cr_expect(strstr(err, " engine on 1 thread.\n"), "%s", err);
+	free(err);
+	cr_assert_eq(th_sh(NULL, &err, "'%s' verify --progress-frequency 1 "
+			   "'%s' '%s' %s", vt(), m.data, m.hash, m.root), 0);
+	cr_expect(strstr(err, " verified, "), "%s", err);
+	cr_expect_null(strstr(err, "written"), "%s", err);
+	free(err);
+	cr_assert_eq(th_sh(NULL, &err, "'%s' build -v --threads 2 --salt - "
+			   "'%s' '%s.2'", vt(), m.data, m.hash), 0);
+	cr_expect(strstr(err, " engine on 2 threads.\n"), "%s", err);
+	free(err);
+	img_free(&m);
+}
+
+/* veritysetup's mapping commands: one line saying what to use. */
+Test(verity_cli, mapping_commands_point_to_veritysetup)
+{
+	static const char *const cmds[] = { "open d vroot h 00", "close vroot",
+					    "status vroot" };
+	char *out = NULL, *err = NULL;
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		cr_expect_eq(th_sh(&out, &err, "'%s' %s", vt(), cmds[i]), 1);
+		cr_expect_str_empty(out);
+		cr_expect(strstr(err, "does not map devices") &&
+			  strstr(err, "veritysetup open") &&
+			  strstr(err, "veritysetup_open"), "[%s] %s", cmds[i],
+			  err);
+		cr_expect_eq(strchr(err, '\n') - err + 1, (long)strlen(err),
+			     "[%s] one line: %s", cmds[i], err);
+		free(out);
+		free(err);
+	}
+}
+
+/* -q hides information, never warnings, errors or results. */
+Test(verity_cli, quiet_keeps_warnings)
+{
+	char *dir = th_mkdtemp(), *data = th_path(dir, "odd.img");
+	char *out = NULL, *err = NULL;
+
+	th_write_random_file(data, 3 * 4096 + 100, 9);
+	cr_assert_eq(th_sh(&out, &err, "cd '%s' && '%s' build -q --salt - "
+			   "odd.img odd.hash", dir, vt()), 0);
+	cr_expect(strstr(out, "Root hash:"), "%s", out);
+	cr_expect(strstr(err, "warning: odd.img: the last 100 bytes"), "%s",
+		  err);
+	free(out);
+	free(err);
+	th_rmtree(dir);
+	free(dir);
+	free(data);
+}
+
+/* docs/verity-tool.8 says what the tool does (issue 11). */
+Test(verity_cli, man_page_matches_the_tool)
+{
+	const char *src = getenv("DMT_SRC");
+	char *path = th_path(src ? src : ".", "docs/verity-tool.8");
+	char *man = (char *)th_read_file(path, NULL), *out = NULL, *line;
+	const char *size_sec, *end;
+	int open_nf = 0, stray = 0;
+
+	cr_assert(man, "%s", path);
+	cr_expect(!strncmp(strstr(man, ".TH "), ".TH VERITY-TOOL 8 \"December "
+			   "2026\" \"verity-tool 0.1.0\" \"System "
+			   "Administration\"\n", 70), "header");
+	/* encrypted keys work (--key-passphrase-file) */
+	cr_expect_null(strstr(man, "keys are not supported"));
+	cr_expect(strstr(man, "key\\-passphrase\\-file"));
+	/* no .fi without its .nf (the size section had a stray one) */
+	for (line = man; line && *line; line = strchr(line, '\n'),
+	     line = line ? line + 1 : NULL) {
+		if (!strncmp(line, ".nf\n", 4))
+			open_nf++;
+		else if (!strncmp(line, ".fi\n", 4) && open_nf-- <= 0)
+			stray++;
+	}
+	cr_expect_eq(stray, 0, "%d stray .fi", stray);
+	cr_expect_eq(open_nf, 0, ".nf left open");
+
+	/* every line size prints is documented in the size section, and
+	 * "FEC device size" only where the page says */
+	size_sec = strstr(man, ".BR size ");
+	cr_assert(size_sec);
+	end = strstr(size_sec, "\n.TP\n");
+	cr_assert_eq(th_sh(&out, NULL, "'%s' size --data-size 1M --fec-device "
+			   "x.fec", vt()), 0);
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		char key[40];
+
+		snprintf(key, sizeof(key), "%.*s", (int)strcspn(line, ":"),
+			 line);
+		const char *at = strstr(size_sec, key);
+
+		cr_expect(at && at < end, "size prints '%s', undocumented",
+			  key);
+	}
+	free(out);
+	cr_expect(strstr(size_sec, "FEC device size: <tab><parity bytes> "
+			 "[bytes]   (without \\-\\-fec\\-offset)"));
+	cr_assert_eq(th_sh(&out, NULL, "'%s' size --data-size 1M --fec-device "
+			   "x.fec", vt()), 0);
+	cr_expect(strstr(out, "FEC device size: \t"), "%s", out);
+	free(out);
+	cr_assert_eq(th_sh(&out, NULL, "'%s' size --data-size 1M --fec-offset "
+			   "1048576", vt()), 0);
+	cr_expect_null(strstr(out, "FEC device size"), "%s", out);
+	free(out);
+	/* -q: one meaning, documented */
+	cr_expect(strstr(man, "warnings (\"verity-tool: warning: ...\") and "
+			 "errors are\nalways printed"));
+	free(man);
+	free(path);
+}

@@ -891,3 +891,41 @@ Test(verity_fec_cli, build_signs_and_writes_sidecars, .timeout = 60)
 	th_rmtree(k.dir);
 	free(k.dir);
 }
+
+/*
+ * verify with FEC says what it found and then the outcome, never
+ * "Verification failed" for an image that verifies after correction;
+ * -q keeps only results and errors.
+ */
+Test(verity_fec_cli, verify_says_trying_fec_then_outcome)
+{
+	char *dir = th_mkdtemp(), *err = NULL, *out = NULL, root[80];
+
+	th_write_random_file(fmt("%s/d.img", dir), 64 * 4096, 21);
+	cr_assert_eq(run_in(dir, NULL, NULL, "'%s' build --salt - "
+			    "--fec-device f.img --root-hash-file root d.img "
+			    "h.img", vt()), 0);
+	th_flip_byte(fmt("%s/d.img", dir), 3 * 4096 + 7, 0x01);
+	th_flip_byte(fmt("%s/d.img", dir), 9 * 4096 + 7, 0x01);
+	cr_assert_eq(run_in(dir, &out, NULL, "cat root"), 0);
+	snprintf(root, sizeof(root), "%s", out);
+	free(out);
+	cr_assert_eq(run_in(dir, NULL, &err, "'%s' verify --fec-device f.img "
+			    "d.img h.img %s", vt(), root), 0, "%s", err);
+	cr_expect(strstr(err, "verity-tool: 2 blocks corrupted, trying FEC.\n"),
+		  "%s", err);
+	cr_expect_null(strstr(err, "Verification failed"), "%s", err);
+	cr_expect_lt(strstr(err, "trying FEC"), strstr(err, "corrected with "
+						       "FEC"), "%s", err);
+	cr_expect(strstr(err, "Found 2 repairable errors with FEC device."),
+		  "%s", err);
+	free(err);
+
+	/* -q: nothing on stderr for an image FEC corrects */
+	cr_assert_eq(run_in(dir, NULL, &err, "'%s' verify -q --fec-device "
+			    "f.img d.img h.img %s", vt(), root), 0, "%s", err);
+	cr_expect_str_empty(err);
+	free(err);
+	th_rmtree(dir);
+	free(dir);
+}

@@ -1104,3 +1104,72 @@ Test(fec, damaged_parity_only)
 	tree_free(&t);
 	image_free(&im);
 }
+
+/* ---- the corrected-block overlay (lib/common/overlay.h) ---- */
+
+#include "lib/common/overlay.h"
+
+/* Memory first, then the temporary file: every block reads back, keys
+ * come out in order, numbers without contents are known but empty. */
+Test(fec, overlay_spills_to_a_file)
+{
+	enum { BS = 512, N = 300 };
+	struct dmt_overlay *o;
+	uint8_t buf[BS], want[BS];
+
+	/* budget for 64 blocks: 236 of them go to the file */
+	cr_assert_eq(dmt_overlay_new(BS, 64 * BS, &o), 0);
+	for (uint64_t i = 0; i < N; i++) {
+		th_fill_random(buf, BS, 1000 + i);
+		cr_assert_eq(dmt_overlay_put(o, (i * 7919) % 100003, buf), 0);
+	}
+	cr_assert_eq(dmt_overlay_put(o, 5, NULL), 0);	/* number only */
+	th_fill_random(buf, BS, 42);			/* replaces */
+	cr_assert_eq(dmt_overlay_put(o, 7919, buf), 0);
+	cr_expect_eq(dmt_overlay_count(o), N + 1);
+	cr_expect_not(dmt_overlay_spill_failed(o));
+	for (uint64_t i = 0; i < N; i++) {
+		th_fill_random(want, BS, i == 1 ? 42 : 1000 + i);
+		cr_assert_eq(dmt_overlay_get(o, (i * 7919) % 100003, buf), 1);
+		cr_assert(!memcmp(buf, want, BS), "block %" PRIu64, i);
+	}
+	cr_expect(dmt_overlay_has(o, 5));
+	cr_expect_eq(dmt_overlay_get(o, 5, buf), 0);
+	cr_expect_not(dmt_overlay_has(o, 6));
+	cr_expect_eq(dmt_overlay_get(o, 6, buf), 0);
+	cr_assert_eq(dmt_overlay_seal(o), 0);
+	for (uint64_t from = 0; from < 100010; from += 97) {
+		uint64_t want_next = UINT64_MAX;
+
+		for (uint64_t i = 0; i < N; i++) {
+			uint64_t k = (i * 7919) % 100003;
+
+			if (k >= from && k < want_next)
+				want_next = k;
+		}
+		cr_assert_eq(dmt_overlay_next(o, from), want_next, "from %"
+			     PRIu64, from);
+	}
+	/* 5 has no contents: next() skips it (no key falls in 1..5) */
+	cr_expect_gt(dmt_overlay_next(o, 1), 5);
+	dmt_overlay_free(o);
+}
+
+/* A temporary file that cannot be made is an error, said as such. */
+Test(fec, overlay_spill_failure_is_reported)
+{
+	struct dmt_overlay *o;
+	uint8_t buf[512] = { 1 };
+	char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+
+	setenv("TMPDIR", "/nonexistent/dir", 1);
+	cr_assert_eq(dmt_overlay_new(512, 0, &o), 0);
+	cr_expect_lt(dmt_overlay_put(o, 3, buf), 0);
+	cr_expect(dmt_overlay_spill_failed(o));
+	dmt_overlay_free(o);
+	if (old)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+	free(old);
+}

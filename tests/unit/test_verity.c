@@ -512,13 +512,15 @@ Test(verity, geometry_matches_formats_example)
 Test(verity, rejects_bad_parameters)
 {
 	struct dmt_verity_params p;
-	const char *why;
+	struct dmt_reason why;
 
 	params(&p, "sha256", 1, 4096, 4096, 32);
 	cr_assert_eq(dmt_verity_check_params(&p, &why), 0);
 	p.data_block_size = 1000;
 	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
-	cr_expect_str_eq(why, "Unsupported VERITY block size.");
+	cr_expect_eq(why.code, DMT_REASON_BAD_VALUE);
+	cr_expect_str_eq(why.field, "data_block_size");
+	cr_expect_eq(why.value, 1000);
 	p.data_block_size = 256;
 	cr_expect_eq(dmt_verity_check_params(&p, NULL), -EINVAL);
 	p.data_block_size = 1 << 20;
@@ -528,18 +530,24 @@ Test(verity, rejects_bad_parameters)
 	p.data_block_size = 4096;
 	p.hash_offset = 1000;
 	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
-	cr_expect_str_eq(why, "Unsupported VERITY hash offset.");
+	cr_expect_eq(why.code, DMT_REASON_NOT_ALIGNED);
+	cr_expect_str_eq(why.field, "hash_offset");
+	cr_expect_eq(why.max, 512);
 	p.hash_offset = 0;
 	p.hash_type = 2;
-	cr_expect_eq(dmt_verity_check_params(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
+	cr_expect_str_eq(why.field, "hash_type");
 	p.hash_type = 1;
 	p.salt_size = 257;
-	cr_expect_eq(dmt_verity_check_params(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
+	cr_expect_eq(why.code, DMT_REASON_TOO_LARGE);
+	cr_expect_str_eq(why.field, "salt_size");
 	p.salt_size = 256;
 	cr_expect_eq(dmt_verity_check_params(&p, NULL), 0);
 	p.data_blocks = UINT64_MAX / 2;
 	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
-	cr_expect_str_eq(why, "Device offset overflow.");
+	cr_expect_eq(why.code, DMT_REASON_TOO_LARGE);
+	cr_expect_str_eq(why.field, "data_blocks");
 	p.data_blocks = 0;
 	cr_expect_not(dmt_verity_hash_supported("crc32c"));
 	cr_expect_not(dmt_verity_hash_supported("hmac(sha256)"));
@@ -548,13 +556,16 @@ Test(verity, rejects_bad_parameters)
 	cr_expect(dmt_verity_hash_supported("SHA256"));
 	cr_expect_eq(dmt_verity_digest_size("sha512"), 64);
 	strcpy(p.hash_name, "crc32c");
-	cr_expect_eq(dmt_verity_check_params(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_verity_check_params(&p, &why), -EINVAL);
+	cr_expect_eq(why.code, DMT_REASON_UNSUPPORTED);
+	cr_expect_str_eq(why.name, "crc32c");
 }
 
 Test(verity, superblock_roundtrip_and_rejects)
 {
 	struct dmt_verity_params p, q;
 	uint8_t sb[DMT_VERITY_SB_SIZE], bad[DMT_VERITY_SB_SIZE];
+	struct dmt_reason why;
 
 	params(&p, "SHA512", 0, 1024, 2048, 33);
 	p.data_blocks = 123456789;
@@ -562,7 +573,7 @@ Test(verity, superblock_roundtrip_and_rejects)
 	cr_expect(!memcmp(sb, "verity\0\0\1\0\0\0\0\0\0\0", 16));
 	cr_expect_str_eq((char *)sb + 32, "sha512", "name is lower-cased");
 	dmt_verity_params_init(&q);
-	cr_assert_eq(dmt_verity_sb_decode(sb, &q), 0);
+	cr_assert_eq(dmt_verity_sb_decode(sb, &q, NULL), 0);
 	cr_expect_str_eq(q.hash_name, "sha512");
 	cr_expect_eq(q.hash_type, 0);
 	cr_expect_eq(q.data_block_size, 1024);
@@ -576,24 +587,40 @@ Test(verity, superblock_roundtrip_and_rejects)
 
 	memcpy(bad, sb, sizeof(sb));
 	bad[0] = 'V';
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_BAD_MAGIC);
 	memcpy(bad, sb, sizeof(sb));
 	bad[8] = 2;		/* version */
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_VERSION);
+	cr_expect_str_eq(why.field, "sb.version");
+	cr_expect_eq(why.value, 2);
 	memcpy(bad, sb, sizeof(sb));
 	bad[12] = 2;		/* hash type */
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_FIELD);
+	cr_expect_str_eq(why.field, "sb.hash_type");
+	cr_expect_eq(why.value, 2);
 	memcpy(bad, sb, sizeof(sb));
 	bad[80] = 1;		/* salt size 257 */
 	bad[81] = 1;
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_FIELD);
+	cr_expect_str_eq(why.field, "sb.salt_size");
+	cr_expect_eq(why.value, 257);
 	memcpy(bad, sb, sizeof(sb));
 	bad[64] = 0xe8;		/* data block size 1000 */
 	bad[65] = 0x03;
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_FIELD);
+	cr_expect_str_eq(why.field, "sb.data_block_size");
+	cr_expect_eq(why.value, 1000);
 	memcpy(bad, sb, sizeof(sb));
 	strcpy((char *)bad + 32, "crc32c");
-	cr_expect_eq(dmt_verity_sb_decode(bad, &q), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_verity_sb_decode(bad, &q, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_UNSUPPORTED);
+	cr_expect_str_eq(why.field, "sb.algorithm");
+	cr_expect_str_eq(why.name, "crc32c");
 }
 
 /* ---- the builder against the model ---- */
@@ -1040,4 +1067,144 @@ Test(verity, memory_bounded, .timeout = 60)
 	free(dir);
 	free(data);
 	free(hash);
+}
+
+/* ---- format and check with FEC (dmt_verity_format, dmt_verity_check) ---- */
+
+struct stage_log {
+	char seq[64];		/* one letter per stage begun, upper-case when
+				 * it ended with an error */
+	size_t n;
+};
+
+static struct dmt_progress log_begin(void *ctx, enum dmt_verity_stage s)
+{
+	struct stage_log *l = ctx;
+	struct dmt_progress none = { 0 };
+
+	if (l->n + 1 < sizeof(l->seq))
+		l->seq[l->n++] = "tfsvfyr"[s];
+	return none;
+}
+
+static void log_end(void *ctx, enum dmt_verity_stage s, int err)
+{
+	struct stage_log *l = ctx;
+
+	(void)s;
+	if (err && l->n)
+		l->seq[l->n - 1] = (char)(l->seq[l->n - 1] - 'a' + 'A');
+}
+
+Test(verity, format_and_check_with_fec)
+{
+	char *dir = th_mkdtemp(), *data = th_path(dir, "d");
+	char *hash = th_path(dir, "h"), *fecp = th_path(dir, "f");
+	struct dmt_file d, h, f;
+	struct dmt_verity_params p;
+	struct dmt_verity_result res;
+	struct dmt_verity_check_result cr;
+	struct dmt_fec_layout fl;
+	struct stage_log log = { 0 };
+	struct dmt_verity_stages st = { log_begin, log_end, &log };
+	struct dmt_verity_fec fec = { .roots = 4 };
+	struct dmt_reason why;
+	uint8_t root[DMT_DIGEST_MAX];
+
+	th_write_random_file(data, 200 * 4096, 77);
+	dmt_verity_params_init(&p);
+	p.salt_size = 0;
+	cr_assert_eq(dmt_file_open(&d, data, DMT_OPEN_RW), 0);
+	cr_assert_eq(dmt_file_open(&h, hash, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
+	cr_assert_eq(dmt_file_open(&f, fecp, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
+	fec.file = &f;
+	cr_assert_eq(dmt_verity_format(&p, &d, &h, &fec, &st, &res, &fl, &why),
+		     0);
+	cr_expect_str_eq(log.seq, "tfs", "tree, FEC, superblock last");
+	cr_expect_eq(fl.roots, 4);
+	memcpy(root, res.root_hash, res.root_hash_size);
+
+	/* the FEC area may not overlap the tree of a shared file */
+	fec.file = &h;
+	fec.offset = 4096;
+	cr_expect_eq(dmt_verity_format(&p, &d, &h, &fec, NULL, &res, NULL,
+				       &why), -EINVAL);
+	cr_expect_eq(why.code, DMT_REASON_VERITY_AREA_OVERLAP);
+	cr_expect_str_eq(why.field, "hash");
+	cr_expect_str_eq(why.field2, "fec");
+	fec.file = &f;
+	fec.offset = 0;
+
+	/* two damaged data blocks: verify fails, FEC corrects in memory,
+	 * the tree checks out through the corrections, nothing written */
+	th_flip_byte(data, 10 * 4096 + 1, 0x40);
+	th_flip_byte(data, 150 * 4096 + 9, 0x02);
+	log.n = 0;
+	memset(log.seq, 0, sizeof(log.seq));
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, &fec, root, 32, 0, &st, &cr,
+				      &why), 0);
+	cr_expect_str_eq(log.seq, "Vfr");
+	cr_expect(cr.fec_ran && cr.reverified);
+	cr_expect_eq(cr.corrected.total, 2);
+	cr_expect_eq(cr.corrected.v[0], 10);
+	cr_expect_eq(cr.corrected.v[1], 150);
+	cr_expect_eq(cr.fec.written_blocks, 0);
+	cr_expect(cr.rep.root_ok);
+	dmt_verity_check_result_free(&cr);
+	/* without FEC the damage stays */
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, root, 32, 0, NULL, &cr,
+				      &why), -EBADMSG);
+	cr_expect_eq(cr.rep.bad_data_blocks, 2);
+	dmt_verity_check_result_free(&cr);
+
+	/* repair: written back, synced, verified from the files */
+	log.n = 0;
+	memset(log.seq, 0, sizeof(log.seq));
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, &fec, root, 32,
+				      DMT_VERITY_CHECK_REPAIR, &st, &cr, &why),
+		     0);
+	cr_expect_str_eq(log.seq, "fyr");
+	cr_expect_eq(cr.fec.written_blocks, 2);
+	dmt_verity_check_result_free(&cr);
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, root, 32, 0, NULL, &cr,
+				      &why), 0);
+	dmt_verity_check_result_free(&cr);
+	/* repair needs FEC */
+	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, root, 32,
+				      DMT_VERITY_CHECK_REPAIR, NULL, &cr, &why),
+		     -EINVAL);
+	cr_expect_eq(why.code, DMT_REASON_MISSING);
+	dmt_verity_check_result_free(&cr);
+
+	dmt_file_close(&d);
+	dmt_file_close(&h);
+	dmt_file_close(&f);
+	th_rmtree(dir);
+	free(dir);
+	free(data);
+	free(hash);
+	free(fecp);
+}
+
+Test(verity, locate_names_every_area)
+{
+	struct dmt_verity_params p;
+	struct dmt_verity_geometry g;
+	struct dmt_fec_layout l;
+	struct dmt_verity_where w;
+
+	dmt_verity_params_init(&p);
+	p.data_blocks = 1000;
+	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_fec_plan(&g, 2, 0, false, g.hash_end + 8192,
+					 &l, NULL), 0);
+	dmt_verity_locate(&g, &l, 999, &w);
+	cr_expect(w.area == DMT_VERITY_AREA_DATA && w.index == 999 &&
+		  w.offset == 999 * 4096ull && w.level == -1);
+	dmt_verity_locate(&g, &l, 1000, &w);	/* first covered hash block */
+	cr_expect(w.area == DMT_VERITY_AREA_HASH && w.level == 1 &&
+		  w.index == 0 && w.offset == g.hash_start * 4096);
+	dmt_verity_locate(&g, &l, 1000 + g.hash_blocks, &w);
+	cr_expect(w.area == DMT_VERITY_AREA_METADATA && w.level == -1 &&
+		  w.index == g.hash_start + g.hash_blocks);
 }

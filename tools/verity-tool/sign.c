@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sign, and the root hash signatures of build and verify.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+
+#include <dmt/sign.h>
+#include "tools/verity-tool/vt.h"
+
+/* ---- signatures ---- */
+
+#define SIG_MAX (1u << 20)
+
+static int sign_error(const char *key, const char *cert, bool pass, int err)
+{
+	if (tool_verbosity >= 2)
+		ERR_print_errors_fp(stderr);
+	ERR_clear_error();
+	switch (err) {
+	case -ENOKEY:
+		tool_err("%s%s%s: no usable %s found (%s).", key ? key : "",
+			 key ? ", " : "", cert,
+			 key ? "private key or certificate" : "certificate",
+			 pass ? "wrong passphrase?"
+			      : "an encrypted key needs --key-passphrase-file");
+		return TOOL_EXIT_DEVICE;
+	case -ENOTSUP:
+		tool_err("%s%s%s: no OpenSSL loader or provider handles this "
+			 "URI.", key ? key : "", key ? ", " : "", cert);
+		return TOOL_EXIT_USAGE;
+	case -EINVAL:
+		if (key)
+			tool_err("%s, %s: the key and the certificate do not "
+				 "match.", key, cert);
+		else
+			tool_err("%s: not a usable certificate.", cert);
+		return TOOL_EXIT_USAGE;
+	default:
+		tool_err_errno(key ? key : cert, "cannot load", err);
+		return tool_exit_code(err);
+	}
+}
+
+/*
+ * --key-passphrase-file: the first line (as openssl's -passin file: reads
+ * it), at most 1 KiB.  Returns an exit code.
+ */
+static int read_passphrase(const char *path, char **out)
+{
+	enum { MAX = 1024 };
+	char *buf = NULL;
+	FILE *f = fopen(path, "re");
+	size_t n;
+	int rc = 0;
+
+	if (!f) {
+		tool_err_errno(path, "cannot read the passphrase file", -errno);
+		return TOOL_EXIT_DEVICE;
+	}
+	buf = calloc(1, MAX + 2);
+	if (!buf) {
+		rc = tool_exit_code(-ENOMEM);
+		goto out;
+	}
+	n = fread(buf, 1, MAX + 1, f);
+	if (ferror(f)) {
+		tool_err_errno(path, "cannot read the passphrase file", -EIO);
+		rc = TOOL_EXIT_DEVICE;
+		goto out;
+	}
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (n > MAX && strlen(buf) == n) {
+		tool_err("%s: passphrase longer than %d bytes.", path, MAX);
+		rc = TOOL_EXIT_USAGE;
+		goto out;
+	}
+	*out = buf;
+	buf = NULL;
+out:
+	if (buf) {
+		OPENSSL_cleanse(buf, MAX + 2);
+		free(buf);
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Builds the signature of root (ds bytes) with --sign-key/--key. */
+int sign_root(const struct vt *c, const char *root_hex,
+		     uint8_t **sig, size_t *len)
+{
+	const char *key = VAL(c, c->act == ACT_SIGN ? OPT_KEY : OPT_SIGN_KEY);
+	const char *cert = VAL(c, c->act == ACT_SIGN ? OPT_CERT
+						     : OPT_SIGN_CERT);
+	char *pass = NULL;
+	int err, rc;
+
+	if (GIVEN(c, OPT_PASS_FILE)) {
+		rc = read_passphrase(VAL(c, OPT_PASS_FILE), &pass);
+		if (rc)
+			return rc;
+	}
+	err = dmt_sign_root_hash(key, cert, pass, root_hex, sig, len);
+	if (pass) {
+		OPENSSL_cleanse(pass, strlen(pass));
+		free(pass);
+	}
+	return err ? sign_error(key, cert, GIVEN(c, OPT_PASS_FILE), err) : 0;
+}
+
+/* build: a key that cannot sign fails before the tree is built. */
+int sign_probe(const struct vt *c, size_t ds)
+{
+	char zero[2 * DMT_DIGEST_MAX + 1];
+	uint8_t *sig = NULL;
+	size_t len;
+	int rc;
+
+	memset(zero, '0', 2 * ds);
+	zero[2 * ds] = '\0';
+	rc = sign_root(c, zero, &sig, &len);
+	free(sig);
+	return rc;
+}
+
+/* verify, repair: --root-hash-signature over the root hash, --cert. */
+int check_signature(const struct vt *c, const uint8_t *root,
+			   size_t ds)
+{
+	const char *path = VAL(c, OPT_SIG), *cert = VAL(c, OPT_CERT);
+	char text[2 * DMT_DIGEST_MAX + 1];
+	uint8_t *sig = NULL;
+	size_t len;
+	int err, rc = 0;
+
+	err = tool_read_key_file(path, 0, SIG_MAX, &sig, &len);
+	if (err == -EINVAL) {
+		tool_err("Invalid signature file %s.", path);
+		return TOOL_EXIT_VERIFY;
+	}
+	if (err) {
+		tool_err_errno(path, "cannot read the signature", err);
+		return tool_exit_code(err);
+	}
+	hex(root, ds, text);
+	err = dmt_verify_root_hash_sig(sig, len, cert, text);
+	if (err == -EBADMSG) {
+		ERR_clear_error();
+		tool_err("%s: the root hash signature does not verify with "
+			 "%s.", path, cert);
+		rc = TOOL_EXIT_VERIFY;
+	} else if (err) {
+		rc = sign_error(NULL, cert, false, err);
+	} else {
+		tool_verbose("Root hash signature %s verified with %s.", path,
+			     cert);
+	}
+	free(sig);
+	return rc;
+}
+
+/* sign: the root hash text from the argument or --root-hash-file. */
+static int sign_root_text(struct vt *c, char text[2 * DMT_DIGEST_MAX + 1])
+{
+	const char *arg = c->nargs == 2 ? c->args[0] : NULL;
+	uint8_t *raw = NULL, *bin = NULL;
+	size_t len = 0;
+	int err;
+
+	if (GIVEN(c, OPT_ROOT_FILE) == (arg != NULL))
+		return usage_error("sign needs either <root_hash> or "
+				   "--root-hash-file.");
+	if (arg) {
+		len = strlen(arg);
+		if (len <= 2 * DMT_DIGEST_MAX)
+			memcpy(text, arg, len);
+	} else {
+		err = tool_read_key_file(VAL(c, OPT_ROOT_FILE), 0, 4096, &raw,
+					 &len);
+		if (err && err != -EINVAL) {
+			tool_err_errno(VAL(c, OPT_ROOT_FILE),
+				       "cannot read the root hash", err);
+			return tool_exit_code(err);
+		}
+		/* veritysetup writes no newline, people do */
+		while (len && strchr(" \t\r\n", raw[len - 1]))
+			len--;
+		if (len <= 2 * DMT_DIGEST_MAX)
+			memcpy(text, raw, len);
+		free(raw);
+	}
+	if (len > 2 * DMT_DIGEST_MAX)
+		len = 0;
+	text[len] = '\0';
+	if (!len || tool_parse_hex(text, &bin, &len) || !len) {
+		free(bin);
+		tool_err("Invalid root hash string specified.");
+		return TOOL_EXIT_USAGE;
+	}
+	free(bin);
+	return 0;
+}
+
+int act_sign(struct vt *c)
+{
+	const char *out = c->args[c->nargs - 1];
+	char root[2 * DMT_DIGEST_MAX + 1];
+	struct dmt_file of;
+	uint8_t *sig = NULL;
+	size_t len = 0;
+	int rc;
+
+	dmt_file_init(&of);
+	rc = sign_opts(c);
+	if (!rc)
+		rc = sign_root_text(c, root);
+	if (!rc && GIVEN(c, OPT_ROOT_FILE) &&
+	    same_target(out, VAL(c, OPT_ROOT_FILE)))
+		rc = usage_error("The signature must not overwrite the root "
+				 "hash file.");
+	if (!rc)
+		rc = open_out(c, out, "signature", &of);
+	if (!rc)
+		rc = sign_root(c, root, &sig, &len);
+	if (!rc)
+		rc = write_out(&of, sig, len);
+	if (!rc)	/* renames a new file (in place: nothing to do) */
+		rc = commit(&of, true, out);
+	if (!rc)
+		tool_verbose("Signature of %s written to %s (%zu bytes).", root,
+			     out, len);
+	dmt_file_close(&of);
+	free(sig);
+	return rc;
+}
