@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+# lib/crypt (dm-crypt engine, LUKS2): its objects join libdmt.a, Argon2
+# comes from libargon2 (the library cryptsetup uses), and the tests use
+# libcryptsetup as their oracle.
+CRYPT_SRCS := $(filter-out $(LIB_SRCS),$(wildcard lib/crypt/*.c))
+CRYPT_OBJS := $(patsubst %.c,$(O)/%.o,$(CRYPT_SRCS))
+LIB_OBJS += $(CRYPT_OBJS)
+$(LIB): $(CRYPT_OBJS)
+
+CRYPT_LIBS := $(shell $(PKG_CONFIG) --libs libargon2 2>/dev/null || echo -largon2)
+CRYPT_TEST_LIBS := $(shell $(PKG_CONFIG) --libs libcryptsetup 2>/dev/null || echo -lcryptsetup)
+DEP_LIBS += $(CRYPT_LIBS)
+TEST_LIBS += $(CRYPT_TEST_LIBS)
+
+-include $(CRYPT_OBJS:.o=.d)
