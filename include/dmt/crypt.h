@@ -66,7 +66,8 @@ int dmt_crypt_check_key_size(const struct dmt_crypt_cipher *c,
 
 struct dmt_crypt_params {
 	const char *cipher;		/* cryptsetup spelling */
-	const uint8_t *key;		/* copied into locked memory */
+	const uint8_t *key;		/* not kept: only the contexts' key
+					 * schedules (cleansed at close) */
 	size_t key_size;		/* bytes: 32/64 XTS, 16/24/32 CBC */
 	unsigned int sector_size;	/* 512..4096, power of 2 */
 	bool iv_large_sectors;

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/crypt LUKS2 headers against libcryptsetup 2.6.1 and the cryptsetup
+ * CLI (on copies under /var/tmp: cryptsetup may repair what it opens):
+ * it loads our headers, accepts our passphrases (activation without a
+ * name: no kernel), returns our volume key, and sectors our engine wrote
+ * decrypt through plain OpenSSL; luksDump / luksAddKey / luksChangeKey /
+ * repair work on them; we read what luksFormat writes; damage is refused
+ * with a reason, one bad copy is survived.  PBKDF costs are forced cheap.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <libcryptsetup.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/helpers.h"
+#include <dmt/crypt.h>
+#include <dmt/io.h>
+#include <dmt/luks2.h>
+#include <dmt/reason.h>
+
+static const char pass[] = "test passphrase";
+static const struct dmt_luks2_pbkdf cheap_pbkdf2 = { "pbkdf2", "sha256", 1000,
+						     0, 0 };
+static const struct dmt_luks2_pbkdf cheap_argon2id = { "argon2id", NULL, 1,
+						       32, 1 };
+
+struct image {
+	char *path;		/* header (and data, unless detached) */
+	char *data;		/* data device (== path when attached) */
+	uint8_t vk[64];
+	size_t vk_len;
+	uint64_t data_offset;
+	unsigned int sector_size;
+	const char *cipher;
+};
+
+/*
+ * Our header plus n sectors of payload (seeded) encrypted by the engine at
+ * the segment's offset.
+ */
+static void make_image(const char *dir, const char *name,
+		       struct dmt_luks2_params *p,
+		       const struct dmt_luks2_keyslot_params *kp, size_t n,
+		       struct image *img)
+{
+	struct dmt_luks2 *h = NULL;
+	struct dmt_reason r = { 0 };
+	struct dmt_file f, d;
+	struct dmt_luks2_segment seg;
+	struct dmt_crypt *c;
+	const uint8_t *vk;
+	uint8_t *buf;
+
+	memset(img, 0, sizeof(*img));
+	img->path = th_path(dir, name);
+	cr_assert_eq(dmt_luks2_create(&h, p, &r), 0, "create: %d %s", r.code,
+		     r.field ? r.field : "");
+	cr_assert_geq(dmt_luks2_add_keyslot(h, kp, pass, strlen(pass), &r), 0,
+		      "add_keyslot: %d", r.code);
+	cr_assert_eq(dmt_file_open(&f, img->path, DMT_OPEN_RW | DMT_OPEN_CREATE),
+		     0);
+	cr_assert_eq(dmt_luks2_write(h, &f, &r), 0, "write: %d", r.code);
+	cr_assert_eq(dmt_luks2_get_segment(h, &seg), 0);
+	vk = dmt_luks2_volume_key(h, &img->vk_len);
+	memcpy(img->vk, vk, img->vk_len);
+	img->data_offset = seg.offset;
+	img->sector_size = seg.sector_size;
+	img->cipher = p->cipher ? p->cipher : "aes-xts-plain64";
+	img->data = p->detached ? th_path(dir, "data.img") : strdup(img->path);
+	if (p->detached)
+		cr_assert_eq(dmt_file_open(&d, img->data,
+					   DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
+	buf = malloc(n * seg.sector_size);
+	th_fill_random(buf, n * seg.sector_size, 77);
+	cr_assert_eq(dmt_crypt_open(&c, &(struct dmt_crypt_params){
+		.cipher = seg.cipher, .key = vk, .key_size = img->vk_len,
+		.sector_size = seg.sector_size, .iv_offset = seg.iv_tweak },
+		&r), 0);
+	cr_assert_eq(dmt_crypt_encrypt(c, 0, n, buf, buf), 0);
+	cr_assert_eq(dmt_pwrite_full(p->detached ? &d : &f, buf,
+				     n * seg.sector_size, seg.offset), 0);
+	dmt_crypt_close(c);
+	free(buf);
+	if (p->detached)
+		dmt_file_close(&d);
+	dmt_file_close(&f);
+	dmt_luks2_free(h);
+}
+
+static void image_free(struct image *img)
+{
+	free(img->path);
+	free(img->data);
+}
+
+/* OpenSSL alone: sector s of the data decrypts to the seeded payload. */
+static void check_payload_openssl(const struct image *img, size_t n)
+{
+	size_t ss = img->sector_size, len;
+	uint8_t *want = malloc(n * ss), *file = th_read_file(img->data, &len);
+	bool xts = strstr(img->cipher, "xts") != NULL;
+	bool essiv = strstr(img->cipher, "essiv") != NULL;
+	const EVP_CIPHER *evp =
+		xts ? (img->vk_len == 32 ? EVP_aes_128_xts() : EVP_aes_256_xts()) :
+		      (img->vk_len == 16 ? EVP_aes_128_cbc() :
+		       img->vk_len == 24 ? EVP_aes_192_cbc() : EVP_aes_256_cbc());
+	uint8_t salt[32];
+
+	th_fill_random(want, n * ss, 77);
+	cr_assert_geq(len, img->data_offset + n * ss);
+	EVP_Digest(img->vk, img->vk_len, salt, NULL, EVP_sha256(), NULL);
+	for (size_t s = 0; s < n; s++) {
+		/* LUKS2: the IV counts 512-byte sectors (no iv_large_sectors) */
+		uint64_t ivs = s * (ss / 512);
+		uint8_t iv[16] = { 0 }, out[4096];
+		EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+		int l;
+
+		for (int i = 0; i < 8; i++)
+			iv[i] = (uint8_t)(ivs >> (8 * i));
+		if (essiv) {
+			EVP_CIPHER_CTX *e = EVP_CIPHER_CTX_new();
+
+			EVP_EncryptInit_ex(e, EVP_aes_256_ecb(), NULL, salt, NULL);
+			EVP_CIPHER_CTX_set_padding(e, 0);
+			EVP_EncryptUpdate(e, iv, &l, iv, 16);
+			EVP_CIPHER_CTX_free(e);
+		}
+		cr_assert(EVP_DecryptInit_ex(ctx, evp, NULL, img->vk, iv));
+		EVP_CIPHER_CTX_set_padding(ctx, 0);
+		cr_assert(EVP_DecryptUpdate(ctx, out, &l,
+					    file + img->data_offset + s * ss,
+					    (int)ss));
+		EVP_CIPHER_CTX_free(ctx);
+		cr_expect_eq(memcmp(out, want + s * ss, ss), 0,
+			     "%s ss %zu: sector %zu", img->cipher, ss, s);
+	}
+	free(want);
+	free(file);
+}
+
+/* libcryptsetup: load, passphrase right and wrong, volume key, fields. */
+static void check_with_libcryptsetup(const struct image *img, bool detached)
+{
+	struct crypt_device *cd = NULL;
+	char vk[64];
+	size_t vk_len = sizeof(vk);
+	int slot;
+
+	if (detached)
+		cr_assert_eq(crypt_init_data_device(&cd, img->path, img->data), 0);
+	else
+		cr_assert_eq(crypt_init(&cd, img->path), 0);
+	cr_assert_eq(crypt_load(cd, CRYPT_LUKS2, NULL), 0, "crypt_load %s",
+		     img->path);
+	slot = crypt_activate_by_passphrase(cd, NULL, CRYPT_ANY_SLOT, pass,
+					    strlen(pass), 0);
+	cr_expect_geq(slot, 0, "passphrase refused: %d", slot);
+	cr_expect_lt(crypt_activate_by_passphrase(cd, NULL, CRYPT_ANY_SLOT,
+						  "wrong", 5, 0), 0);
+	cr_assert_eq(crypt_volume_key_get(cd, CRYPT_ANY_SLOT, vk, &vk_len, pass,
+					  strlen(pass)), slot < 0 ? 0 : slot);
+	cr_assert_eq(vk_len, img->vk_len);
+	cr_expect_eq(memcmp(vk, img->vk, vk_len), 0, "volume key differs");
+	cr_expect_eq(crypt_get_data_offset(cd) * 512, img->data_offset);
+	cr_expect_eq((unsigned int)crypt_get_sector_size(cd), img->sector_size);
+	crypt_free(cd);
+}
+
+static struct dmt_luks2_keyslot_params kp_pbkdf2(void)
+{
+	return (struct dmt_luks2_keyslot_params){ .keyslot = -1,
+						  .pbkdf = cheap_pbkdf2 };
+}
+
+Test(luks2, every_cipher_and_sector_size, .timeout = 120)
+{
+	static const char *const ciphers[] = { "aes-xts-plain64", "aes-xts-plain",
+					       "aes-cbc-essiv:sha256",
+					       "aes-cbc-plain64" };
+	static const unsigned int sizes[] = { 512, 4096 };
+	char *dir = th_mkdtemp();
+
+	for (int ci = 0; ci < 4; ci++) {
+		for (int si = 0; si < 2; si++) {
+			struct dmt_luks2_params p = {
+				.cipher = ciphers[ci],
+				.sector_size = sizes[si],
+				.data_offset = 2u << 20,
+				.digest_iterations = 1000,
+			};
+			struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
+			struct image img;
+
+			if (ci == 1)
+				p.volume_key_size = 32; /* aes-128-xts */
+			if (si)
+				kp.pbkdf = cheap_argon2id;
+			make_image(dir, "img", &p, &kp, 24, &img);
+			check_with_libcryptsetup(&img, false);
+			check_payload_openssl(&img, 24);
+			image_free(&img);
+		}
+	}
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* luksFormat's defaults on a file: 16 MiB offset, 4096-byte sectors,
+ * aes-xts-plain64 with a 512-bit key, keyslots_size 16 MiB - 32 KiB. */
+Test(luks2, defaults_as_luksformat_and_dump, .timeout = 60)
+{
+	char *dir = th_mkdtemp(), *out = NULL, *err = NULL;
+	struct dmt_luks2_params p = { .digest_iterations = 1000,
+				      .label = "our label",
+				      .subsystem = "our subsystem",
+				      .uuid = "0f2c6bd4-2a4b-4dc3-9d6e-8a3a2fb4c5d1" };
+	struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
+	struct image img;
+
+	make_image(dir, "img", &p, &kp, 8, &img);
+	cr_expect_eq(img.data_offset, 16u << 20);
+	cr_expect_eq(img.sector_size, 4096);
+	cr_expect_eq(img.vk_len, 64);
+	check_with_libcryptsetup(&img, false);
+	check_payload_openssl(&img, 8);
+	cr_assert_eq(th_sh(&out, &err, "cryptsetup luksDump '%s'", img.path), 0,
+		     "%s", err);
+	cr_expect(strstr(out, "UUID:          \t0f2c6bd4-2a4b-4dc3-9d6e-8a3a2fb4c5d1"),
+		  "%s", out);
+	cr_expect(strstr(out, "Label:         \tour label"), "%s", out);
+	cr_expect(strstr(out, "Subsystem:     \tour subsystem"), "%s", out);
+	cr_expect(strstr(out, "Keyslots area: \t16744448 [bytes]"), "%s", out);
+	cr_expect(strstr(out, "Cipher:     aes-xts-plain64"), "%s", out);
+	cr_expect(strstr(out, "Cipher key: 512 bits"), "%s", out);
+	cr_expect(strstr(out, "AF stripes: 4000"), "%s", out);
+	cr_expect(strstr(out, "Area length:258048 [bytes]"), "%s", out);
+	free(out);
+	free(err);
+	image_free(&img);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* Our reader after cryptsetup changed our header; cryptsetup after us. */
+static void unlock_expect(const char *path, const char *pw, int slot,
+			  const uint8_t *vk, size_t vk_len)
+{
+	struct dmt_luks2 *h = NULL;
+	struct dmt_reason r = { 0 };
+	struct dmt_file f;
+	const uint8_t *got;
+	size_t len;
+
+	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0, "load %s: %d %s", path,
+		     r.code, r.field ? r.field : "");
+	cr_expect_eq(dmt_luks2_unlock(h, -1, pw, strlen(pw), &r), slot,
+		     "unlock '%s'", pw);
+	got = dmt_luks2_volume_key(h, &len);
+	cr_assert_not_null(got);
+	cr_expect_eq(len, vk_len);
+	cr_expect_eq(memcmp(got, vk, vk_len), 0);
+	dmt_luks2_free(h);
+	dmt_file_close(&f);
+}
+
+Test(luks2, cryptsetup_addkey_changekey_repair, .timeout = 120)
+{
+	char *dir = th_mkdtemp(), *err = NULL;
+	struct dmt_luks2_params p = { .data_offset = 2u << 20,
+				      .digest_iterations = 1000 };
+	struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
+	const char *cheap = "--pbkdf pbkdf2 --pbkdf-force-iterations 1000";
+	struct image img;
+
+	make_image(dir, "img", &p, &kp, 4, &img);
+	cr_assert_eq(th_sh(NULL, &err,
+			   "cd '%s' && printf '%%s' '%s' > pw && printf second > pw2 && "
+			   "printf third > pw3 && "
+			   "cryptsetup luksAddKey -q %s --key-file pw img pw2 && "
+			   "cryptsetup luksChangeKey -q %s --key-file pw img pw3",
+			   dir, pass, cheap, cheap), 0, "%s", err);
+	free(err);
+	/* slot 0 changed (luksChangeKey may move it), slot 1 added */
+	unlock_expect(img.path, "second", 1, img.vk, img.vk_len);
+	{
+		struct dmt_luks2 *h = NULL;
+		struct dmt_file f;
+		struct dmt_reason r = { 0 };
+
+		cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
+		cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+		cr_expect_geq(dmt_luks2_unlock(h, -1, "third", 5, &r), 0);
+		cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r),
+			     -EPERM);
+		cr_expect_eq(r.code, DMT_REASON_LUKS2_WRONG_PASSPHRASE);
+		dmt_luks2_free(h);
+		dmt_file_close(&f);
+	}
+	err = NULL;
+	cr_expect_eq(th_sh(NULL, &err, "cryptsetup repair -q '%s'", img.path),
+		     0, "%s", err);
+	free(err);
+	image_free(&img);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* Headers luksFormat wrote: same volume key as libcryptsetup reports. */
+static void read_theirs(const char *dir, const char *opts, unsigned int ss,
+			const char *cipher, size_t ks)
+{
+	char *path = th_path(dir, "theirs.img"), *err = NULL;
+	struct crypt_device *cd = NULL;
+	struct dmt_luks2 *h = NULL;
+	struct dmt_luks2_segment seg;
+	struct dmt_reason r = { 0 };
+	struct dmt_file f;
+	char vk[64];
+	size_t vk_len = sizeof(vk);
+
+	th_write_random_file(path, 20u << 20, 3);
+	cr_assert_eq(th_sh(NULL, &err,
+			   "printf '%%s' '%s' | cryptsetup luksFormat -q --type luks2 "
+			   "%s --label theirs --sector-size %u --cipher %s "
+			   "--key-size %zu --key-file - '%s'",
+			   pass, opts, ss, cipher, ks * 8, path), 0, "%s", err);
+	free(err);
+	cr_assert_eq(crypt_init(&cd, path), 0);
+	cr_assert_eq(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+	cr_assert_geq(crypt_volume_key_get(cd, CRYPT_ANY_SLOT, vk, &vk_len,
+					   pass, strlen(pass)), 0);
+	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0, "%s: %d %s", opts, r.code,
+		     r.field ? r.field : "");
+	cr_expect_str_eq(dmt_luks2_uuid(h), crypt_get_uuid(cd));
+	cr_expect_str_eq(dmt_luks2_label(h), "theirs");
+	cr_assert_eq(dmt_luks2_get_segment(h, &seg), 0);
+	cr_expect_eq(seg.offset, crypt_get_data_offset(cd) * 512);
+	cr_expect_eq(seg.sector_size, ss);
+	cr_expect_str_eq(seg.cipher, cipher);
+	cr_expect_eq(seg.size, DMT_LUKS2_SIZE_DYNAMIC);
+	cr_expect_eq(dmt_luks2_unlock(h, -1, "nope", 4, &r), -EPERM);
+	cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), 0, "%s",
+		     opts);
+	cr_assert_not_null(dmt_luks2_volume_key(h, NULL));
+	cr_expect_eq(memcmp(dmt_luks2_volume_key(h, NULL), vk, vk_len), 0);
+	dmt_luks2_free(h);
+	dmt_file_close(&f);
+	crypt_free(cd);
+	free(path);
+}
+
+Test(luks2, reads_luksformat_headers, .timeout = 120)
+{
+	char *dir = th_mkdtemp();
+
+	read_theirs(dir, "--pbkdf pbkdf2 --pbkdf-force-iterations 1000", 4096,
+		    "aes-xts-plain64", 64);
+	read_theirs(dir, "--pbkdf argon2id --pbkdf-force-iterations 4 "
+			 "--pbkdf-memory 32 --pbkdf-parallel 1", 512,
+		    "aes-xts-plain64", 32);
+	read_theirs(dir, "--pbkdf argon2i --pbkdf-force-iterations 4 "
+			 "--pbkdf-memory 64 --pbkdf-parallel 2", 4096,
+		    "aes-cbc-essiv:sha256", 32);
+	read_theirs(dir, "--pbkdf pbkdf2 --pbkdf-force-iterations 1000 --hash sha512 "
+			 "--luks2-metadata-size 64k --luks2-keyslots-size 1m", 512,
+		    "aes-cbc-plain64", 16);
+	th_rmtree(dir);
+	free(dir);
+}
