@@ -251,9 +251,14 @@ static void load_secondary(struct dmt_file *f, const struct copy *c1,
 		load_copy(f, c1->bin.hdr_size, true, c2);
 		return;
 	}
+	/* err stays -EMEDIUMTYPE unless some offset had the magic */
 	for (uint64_t off = DMT_LUKS2_DEFAULT_METADATA;
 	     off <= DMT_LUKS2_MAX_METADATA; off *= 2) {
-		load_copy(f, off, true, c2);
+		struct copy c = { 0 };
+
+		load_copy(f, off, true, &c);
+		if (c.err != -EMEDIUMTYPE && c.err != -ENODATA)
+			*c2 = c;
 		if (!c2->err)
 			return;
 	}

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/support/helpers.h"
 #include <dmt/crypt.h>
@@ -372,6 +373,358 @@ Test(luks2, reads_luksformat_headers, .timeout = 120)
 	read_theirs(dir, "--pbkdf pbkdf2 --pbkdf-force-iterations 1000 --hash sha512 "
 			 "--luks2-metadata-size 64k --luks2-keyslots-size 1m", 512,
 		    "aes-cbc-plain64", 16);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* ---- damage ---- */
+
+static int load_reason(const char *path, struct dmt_reason *r, int *copy)
+{
+	struct dmt_luks2 *h = NULL;
+	struct dmt_file f;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
+	ret = dmt_luks2_load(&h, &f, r);
+	if (!ret) {
+		*copy = dmt_luks2_loaded_copy(h);
+		cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), r), 0);
+	}
+	dmt_luks2_free(h);
+	dmt_file_close(&f);
+	return ret;
+}
+
+static bool cryptsetup_loads(const char *path)
+{
+	struct crypt_device *cd = NULL;
+	int ret;
+
+	cr_assert_eq(crypt_init(&cd, path), 0);
+	ret = crypt_load(cd, CRYPT_LUKS2, NULL);
+	crypt_free(cd);
+	return ret == 0;
+}
+
+/* Rewrites the sha256 checksum of the copy at off (after a JSON edit). */
+static void fix_checksum(const char *path, uint64_t off, uint64_t hdr_size)
+{
+	size_t len;
+	uint8_t *b = th_read_file(path, &len);
+	FILE *fp = fopen(path, "r+b");
+
+	memset(b + off + 448, 0, 64);
+	EVP_Digest(b + off, hdr_size, b + off + 448, NULL, EVP_sha256(), NULL);
+	cr_assert(fp);
+	cr_assert_eq(fseek(fp, (long)off + 448, SEEK_SET), 0);
+	cr_assert_eq(fwrite(b + off + 448, 1, 32, fp), 32);
+	fclose(fp);
+	free(b);
+}
+
+/* Replaces the first `from` in the JSON area of the copy at off. */
+static void edit_json(const char *path, uint64_t off, const char *from,
+		      const char *to)
+{
+	size_t len;
+	uint8_t *b = th_read_file(path, &len);
+	char *hit = strstr((char *)b + off + 4096, from);
+	FILE *fp = fopen(path, "r+b");
+
+	cr_assert(hit, "%s not in the JSON", from);
+	cr_assert_eq(strlen(from), strlen(to));
+	cr_assert(fp);
+	cr_assert_eq(fseek(fp, (long)(hit - (char *)b), SEEK_SET), 0);
+	cr_assert_eq(fwrite(to, 1, strlen(to), fp), strlen(to));
+	fclose(fp);
+	free(b);
+}
+
+Test(luks2, damaged_headers, .timeout = 120)
+{
+	char *dir = th_mkdtemp(), *copy = th_path(dir, "copy.img");
+	struct dmt_luks2_params p = { .data_offset = 1u << 20,
+				      .digest_iterations = 1000 };
+	struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
+	struct dmt_reason r;
+	struct image img;
+	int which = -1;
+
+	make_image(dir, "img", &p, &kp, 2, &img);
+	cr_assert_eq(load_reason(img.path, &r, &which), 0);
+	cr_expect_eq(which, 0);
+
+	/* primary damaged (label byte): the secondary serves, for both */
+	th_sh(NULL, NULL, "cp '%s' '%s'", img.path, copy);
+	th_flip_byte(copy, 30, 0x01);
+	cr_expect_eq(load_reason(copy, &r, &which), 0);
+	cr_expect_eq(which, 1);
+	cr_expect(cryptsetup_loads(copy));
+	/* secondary damaged (JSON byte): the primary serves */
+	th_sh(NULL, NULL, "cp '%s' '%s'", img.path, copy);
+	th_flip_byte(copy, 16384 + 4100, 0x20);
+	cr_expect_eq(load_reason(copy, &r, &which), 0);
+	cr_expect_eq(which, 0);
+	/* primary magic gone: secondary found by probing */
+	th_sh(NULL, NULL, "cp '%s' '%s'", img.path, copy);
+	th_flip_byte(copy, 0, 0xff);
+	cr_expect_eq(load_reason(copy, &r, &which), 0);
+	cr_expect_eq(which, 1);
+	/* both damaged: refused, the primary's problem named */
+	th_flip_byte(copy, 16384 + 4100, 0x20);
+	cr_expect_eq(load_reason(copy, &r, &which), -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_LUKS2_NO_HEADER);
+	cr_expect_str_eq(r.field, "magic");
+	cr_expect_not(cryptsetup_loads(copy));
+	th_sh(NULL, NULL, "cp '%s' '%s'", img.path, copy);
+	th_flip_byte(copy, 5000, 0x01);
+	th_flip_byte(copy, 16384 + 5000, 0x01);
+	cr_expect_eq(load_reason(copy, &r, &which), -EINVAL);
+	cr_expect_str_eq(r.field, "checksum");
+	/* a JSON the checksum vouches for, with a bad value: refused by
+	 * both readers */
+	th_sh(NULL, NULL, "cp '%s' '%s'", img.path, copy);
+	for (uint64_t off = 0; off <= 16384; off += 16384) {
+		edit_json(copy, off, "\"sector_size\":4096", "\"sector_size\":4095");
+		fix_checksum(copy, off, 16384);
+	}
+	cr_expect_eq(load_reason(copy, &r, &which), -EINVAL);
+	cr_expect_str_eq(r.field, "segments.sector_size");
+	cr_expect_not(cryptsetup_loads(copy));
+	/* ... and the checksum fix alone is accepted (the edit is the fault) */
+	th_sh(NULL, NULL, "cp '%s' '%s'", img.path, copy);
+	for (uint64_t off = 0; off <= 16384; off += 16384) {
+		edit_json(copy, off, "\"sector_size\":4096", "\"sector_size\":2048");
+		fix_checksum(copy, off, 16384);
+	}
+	cr_expect_eq(load_reason(copy, &r, &which), 0);
+	cr_expect(cryptsetup_loads(copy));
+
+	/* truncated: no header at all, then no room for the keyslots */
+	th_sh(NULL, NULL, "head -c 3000 '%s' > '%s'", img.path, copy);
+	cr_expect_eq(load_reason(copy, &r, &which), -ENODATA);
+	cr_expect_str_eq(r.field, "size");
+	th_sh(NULL, NULL, "head -c 40000 '%s' > '%s'", img.path, copy);
+	cr_expect_eq(load_reason(copy, &r, &which), -ENODATA);
+	cr_expect_eq(r.code, DMT_REASON_DEVICE_TOO_SMALL);
+	cr_expect_eq(r.min, 1u << 20);
+	/* not LUKS at all */
+	th_write_random_file(copy, 1u << 20, 9);
+	cr_expect_eq(load_reason(copy, &r, &which), -EMEDIUMTYPE);
+	image_free(&img);
+	free(copy);
+	th_rmtree(dir);
+	free(dir);
+}
+
+Test(luks2, damaged_keyslot_and_wrong_passphrase, .timeout = 60)
+{
+	char *dir = th_mkdtemp();
+	struct dmt_luks2_params p = { .data_offset = 1u << 20,
+				      .digest_iterations = 1000 };
+	struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
+	struct dmt_luks2 *h = NULL;
+	struct dmt_reason r = { 0 };
+	struct dmt_file f;
+	struct image img;
+
+	make_image(dir, "img", &p, &kp, 2, &img);
+	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	cr_expect_eq(dmt_luks2_unlock(h, -1, "wrong", 5, &r), -EPERM);
+	cr_expect_eq(r.code, DMT_REASON_LUKS2_WRONG_PASSPHRASE);
+	cr_expect_null(dmt_luks2_volume_key(h, NULL));
+	cr_expect_eq(dmt_luks2_unlock(h, 3, pass, strlen(pass), &r), -ENOENT);
+	cr_expect_eq(r.code, DMT_REASON_LUKS2_KEYSLOT);
+	cr_expect_eq(dmt_luks2_unlock(h, 0, pass, strlen(pass), &r), 0);
+	dmt_luks2_free(h);
+	dmt_file_close(&f);
+	/* one flipped byte in the keyslot's material: key lost */
+	th_flip_byte(img.path, 32768 + 1000, 0x04);
+	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), -EPERM);
+	dmt_luks2_free(h);
+	dmt_file_close(&f);
+	image_free(&img);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* ---- layouts ---- */
+
+Test(luks2, detached_header_and_sizes, .timeout = 60)
+{
+	char *dir = th_mkdtemp(), *out = NULL;
+	struct dmt_luks2_params p = { .detached = true,
+				      .digest_iterations = 1000,
+				      .metadata_size = 64u << 10,
+				      .keyslots_size = 1u << 20,
+				      .sector_size = 512 };
+	struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
+	struct image img;
+	size_t len;
+	uint8_t *hdr;
+
+	kp.cipher = "aes-cbc-essiv:sha256";
+	kp.key_size = 32;
+	kp.keyslot = 5;
+	make_image(dir, "hdr", &p, &kp, 16, &img);
+	cr_expect_eq(img.data_offset, 0);
+	hdr = th_read_file(img.path, &len);
+	cr_expect_eq(len, 2 * (64u << 10) + (1u << 20));
+	free(hdr);
+	check_with_libcryptsetup(&img, true);
+	check_payload_openssl(&img, 16);
+	cr_assert_eq(th_sh(&out, NULL, "cryptsetup luksDump '%s'", img.path), 0);
+	cr_expect(strstr(out, "Metadata area: \t65536 [bytes]"), "%s", out);
+	cr_expect(strstr(out, "Keyslots area: \t1048576 [bytes]"), "%s", out);
+	cr_expect(strstr(out, "  5: luks2"), "%s", out);
+	cr_expect(strstr(out, "Cipher:     aes-cbc-essiv:sha256"), "%s", out);
+	free(out);
+	image_free(&img);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* Keyslots added to a loaded header, kept beside cryptsetup's. */
+Test(luks2, add_keyslot_to_loaded_header, .timeout = 60)
+{
+	char *dir = th_mkdtemp();
+	struct dmt_luks2_params p = { .data_offset = 1u << 20,
+				      .digest_iterations = 1000 };
+	struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
+	struct dmt_luks2 *h = NULL;
+	struct dmt_reason r = { 0 };
+	struct crypt_device *cd = NULL;
+	struct dmt_file f;
+	struct image img;
+	int slots[DMT_LUKS2_KEYSLOTS_MAX];
+
+	make_image(dir, "img", &p, &kp, 2, &img);
+	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_RW), 0);
+	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	cr_expect_eq(dmt_luks2_add_keyslot(h, &kp, "x", 1, &r), -EINVAL,
+		     "no volume key before unlock");
+	cr_assert_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), 0);
+	kp.pbkdf = cheap_argon2id;
+	cr_expect_eq(dmt_luks2_add_keyslot(h, &kp, "another", 7, &r), 1);
+	kp.keyslot = 1;
+	cr_expect_eq(dmt_luks2_add_keyslot(h, &kp, "x", 1, &r), -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_LUKS2_KEYSLOT);
+	cr_assert_eq(dmt_luks2_write(h, &f, &r), 0);
+	cr_expect_eq(dmt_luks2_keyslots(h, slots), 2);
+	cr_expect_eq(dmt_luks2_seqid(h), 2);
+	dmt_luks2_free(h);
+	dmt_file_close(&f);
+	unlock_expect(img.path, "another", 1, img.vk, img.vk_len);
+	unlock_expect(img.path, pass, 0, img.vk, img.vk_len);
+	cr_assert_eq(crypt_init(&cd, img.path), 0);
+	cr_assert_eq(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+	cr_expect_eq(crypt_activate_by_passphrase(cd, NULL, CRYPT_ANY_SLOT,
+						  "another", 7, 0), 1);
+	crypt_free(cd);
+	image_free(&img);
+	th_rmtree(dir);
+	free(dir);
+}
+
+Test(luks2, create_refusals)
+{
+	struct dmt_luks2 *h = NULL;
+	struct dmt_reason r = { 0 };
+	struct dmt_luks2_params p = { .uuid = "not-a-uuid" };
+
+	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_str_eq(r.field, "uuid");
+	p = (struct dmt_luks2_params){
+		.label = "0123456789012345678901234567890123456789012345678"
+	};
+	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_str_eq(r.field, "label");
+	p = (struct dmt_luks2_params){ .cipher = "twofish-xts-plain64" };
+	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_CRYPT_CIPHER);
+	p = (struct dmt_luks2_params){ .metadata_size = 24576 };
+	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_str_eq(r.field, "metadata_size");
+	p = (struct dmt_luks2_params){ .data_offset = 1u << 20,
+				       .keyslots_size = 2u << 20 };
+	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_str_eq(r.field, "data_offset");
+	cr_expect_eq(r.min, (2u << 20) + 32768);
+	p = (struct dmt_luks2_params){ .volume_key_size = 48 };
+	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_CRYPT_KEY_SIZE);
+	/* a keyslots area too small for one keyslot (258048 bytes) */
+	p = (struct dmt_luks2_params){ .data_offset = 1u << 20,
+				       .keyslots_size = 4096 * 60 };
+	cr_assert_eq(dmt_luks2_create(&h, &p, &r), 0);
+	{
+		struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
+
+		cr_expect_eq(dmt_luks2_add_keyslot(h, &kp, "x", 1, &r), -ENOSPC);
+		cr_expect_eq(r.code, DMT_REASON_LUKS2_NO_SPACE);
+	}
+	dmt_luks2_free(h);
+}
+
+/* The IV convention proven by cryptsetup's own userspace encryption:
+ * luksFormat --header + reencrypt --encrypt, then our engine decrypts. */
+Test(luks2, decrypts_cryptsetup_reencrypt, .timeout = 120)
+{
+	char *dir = th_mkdtemp(), *err = NULL, *data = th_path(dir, "data"),
+	     *hdr = th_path(dir, "hdr");
+	const unsigned int sizes[] = { 512, 4096 };
+
+	for (int i = 0; i < 2; i++) {
+		struct dmt_luks2 *h = NULL;
+		struct dmt_reason r = { 0 };
+		struct dmt_luks2_segment seg;
+		struct dmt_crypt *c = NULL;
+		struct dmt_file f;
+		size_t len, plen = 1u << 20;
+		uint8_t *enc, *want = malloc(plen);
+		const uint8_t *vk;
+
+		th_fill_random(want, plen, 40 + i);
+		th_write_file(data, want, plen);
+		unlink(hdr);
+		cr_assert_eq(th_sh(NULL, &err,
+				   "printf '%%s' '%s' | cryptsetup reencrypt -q --encrypt "
+				   "--type luks2 --header '%s' --sector-size %u "
+				   "--pbkdf pbkdf2 --pbkdf-force-iterations 1000 "
+				   "--key-file - '%s'", pass, hdr, sizes[i], data),
+			     0, "%s", err);
+		free(err);
+		err = NULL;
+		cr_assert_eq(dmt_file_open(&f, hdr, DMT_OPEN_READ), 0);
+		cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+		cr_assert_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), 0);
+		cr_assert_eq(dmt_luks2_get_segment(h, &seg), 0);
+		cr_expect_eq(seg.sector_size, sizes[i]);
+		vk = dmt_luks2_volume_key(h, &len);
+		cr_assert_eq(dmt_crypt_open(&c, &(struct dmt_crypt_params){
+			.cipher = seg.cipher, .key = vk, .key_size = len,
+			.sector_size = seg.sector_size,
+			.iv_offset = seg.iv_tweak }, &r), 0);
+		enc = th_read_file(data, &len);
+		cr_assert_eq(len, plen);
+		cr_assert_eq(dmt_crypt_decrypt(c, seg.offset / seg.sector_size,
+					       plen / seg.sector_size, enc, enc),
+			     0);
+		cr_expect_eq(memcmp(enc, want, plen), 0, "sector size %u",
+			     sizes[i]);
+		dmt_crypt_close(c);
+		dmt_luks2_free(h);
+		dmt_file_close(&f);
+		free(enc);
+		free(want);
+	}
+	free(data);
+	free(hdr);
 	th_rmtree(dir);
 	free(dir);
 }
