@@ -728,3 +728,82 @@ Test(luks2, decrypts_cryptsetup_reencrypt, .timeout = 120)
 	th_rmtree(dir);
 	free(dir);
 }
+
+/* Same members in the same order with the same values, salts and
+ * digests aside (they are random). */
+static void json_same_shape(json_object *a, json_object *b, const char *where)
+{
+	cr_assert_eq(json_object_get_type(a), json_object_get_type(b), "%s",
+		     where);
+	if (json_object_is_type(a, json_type_object)) {
+		struct json_object_iterator ia = json_object_iter_begin(a),
+					    ea = json_object_iter_end(a),
+					    ib = json_object_iter_begin(b),
+					    eb = json_object_iter_end(b);
+
+		while (!json_object_iter_equal(&ia, &ea) &&
+		       !json_object_iter_equal(&ib, &eb)) {
+			const char *ka = json_object_iter_peek_name(&ia);
+
+			cr_assert_str_eq(ka, json_object_iter_peek_name(&ib),
+					 "member order at %s", where);
+			if (strcmp(ka, "salt") && strcmp(ka, "digest"))
+				json_same_shape(json_object_iter_peek_value(&ia),
+						json_object_iter_peek_value(&ib),
+						ka);
+			json_object_iter_next(&ia);
+			json_object_iter_next(&ib);
+		}
+		cr_assert(json_object_iter_equal(&ia, &ea) &&
+			  json_object_iter_equal(&ib, &eb),
+			  "member count at %s", where);
+	} else if (json_object_is_type(a, json_type_array)) {
+		cr_assert_eq(json_object_array_length(a),
+			     json_object_array_length(b), "%s", where);
+		for (size_t i = 0; i < json_object_array_length(a); i++)
+			json_same_shape(json_object_array_get_idx(a, i),
+					json_object_array_get_idx(b, i), where);
+	} else {
+		cr_expect_str_eq(json_object_get_string(a),
+				 json_object_get_string(b), "value of %s", where);
+	}
+}
+
+Test(luks2, json_as_luksformat_writes_it, .timeout = 60)
+{
+	char *dir = th_mkdtemp(), *theirs = NULL, *err = NULL;
+	char *path;
+	struct dmt_luks2_params p = { .digest_iterations = 1000 };
+	struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
+	struct dmt_luks2 *h = NULL;
+	struct dmt_reason r = { 0 };
+	json_object *a, *b;
+	struct dmt_file f;
+	struct image img;
+
+	make_image(dir, "ours", &p, &kp, 1, &img);
+	path = th_path(dir, "theirs");
+	th_write_random_file(path, 17u << 20, 5);
+	cr_assert_eq(th_sh(&theirs, &err,
+			   "printf x | cryptsetup luksFormat -q --type luks2 "
+			   "--pbkdf pbkdf2 --pbkdf-force-iterations 1000 "
+			   "--key-file - '%s' && "
+			   "cryptsetup luksDump --dump-json-metadata '%s'",
+			   path, path), 0, "%s", err);
+	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	a = json_tokener_parse(dmt_luks2_json(h));
+	b = json_tokener_parse(theirs);
+	cr_assert(a && b);
+	json_same_shape(a, b, "top");
+	json_object_put(a);
+	json_object_put(b);
+	dmt_luks2_free(h);
+	dmt_file_close(&f);
+	free(theirs);
+	free(err);
+	free(path);
+	image_free(&img);
+	th_rmtree(dir);
+	free(dir);
+}
