@@ -166,6 +166,14 @@ int dmt_luks2_af_split(const uint8_t *key, size_t key_len, unsigned int stripes,
 		       const char *hash, uint8_t *out);
 int dmt_luks2_af_merge(const uint8_t *in, size_t key_len, unsigned int stripes,
 		       const char *hash, uint8_t *key);
+/*
+ * Costs that take about target_ms here (cryptsetup's --iter-time):
+ * pbkdf2 (type NULL too): iterations, at least 1000.  argon2i/argon2id:
+ * memory_kb (0: 1 GiB) capped to half the RAM, parallel (0: 4), time 4;
+ * too slow reduces the memory (not below 32 KiB), too fast raises time.
+ */
+int dmt_luks2_pbkdf_benchmark(struct dmt_luks2_pbkdf *k, unsigned int target_ms,
+			      size_t key_len, struct dmt_reason *r);
 /* AF material size rounded up to 512-byte sectors (what gets encrypted). */
 size_t dmt_luks2_af_sectors_size(size_t key_len, unsigned int stripes);
 

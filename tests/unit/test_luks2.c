@@ -807,3 +807,43 @@ Test(luks2, json_as_luksformat_writes_it, .timeout = 60)
 	th_rmtree(dir);
 	free(dir);
 }
+
+Test(luks2, kdf_known_answers_and_benchmark, .timeout = 60)
+{
+	/* RFC 6070-style PBKDF2-HMAC-SHA256 vector and the Argon2 reference
+	 * test vector of the libargon2 sources (v=0x13, t=2, m=64 MiB, p=1,
+	 * "password", "somesalt", argon2i: the argon2 CLI's -m 16) */
+	static const char pbkdf2_want[] =
+		"120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b";
+	static const char argon2i_want[] =
+		"c1628832147d9720c5bd1cfd61367078729f6dfb6f8fea9ff98158e0d7816ed0";
+	struct dmt_luks2_pbkdf k = { "pbkdf2", "sha256", 1, 0, 0 };
+	struct dmt_reason r = { 0 };
+	uint8_t out[32];
+	char hex[65];
+
+	cr_assert_eq(dmt_luks2_kdf(&k, "password", 8, (const uint8_t *)"salt", 4,
+				   out, 32, &r), 0);
+	for (int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", out[i]);
+	cr_expect_str_eq(hex, pbkdf2_want);
+	k = (struct dmt_luks2_pbkdf){ "argon2i", NULL, 2, 65536, 1 };
+	cr_assert_eq(dmt_luks2_kdf(&k, "password", 8,
+				   (const uint8_t *)"somesalt", 8, out, 32, &r),
+		     0);
+	for (int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", out[i]);
+	cr_expect_str_eq(hex, argon2i_want);
+	k = (struct dmt_luks2_pbkdf){ "scrypt", NULL, 1, 0, 0 };
+	cr_expect_eq(dmt_luks2_kdf(&k, "p", 1, out, 16, out, 32, &r), -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_LUKS2_KDF);
+
+	k = (struct dmt_luks2_pbkdf){ "pbkdf2", "sha256", 0, 0, 0 };
+	cr_assert_eq(dmt_luks2_pbkdf_benchmark(&k, 20, 64, &r), 0);
+	cr_expect_geq(k.iterations, 1000);
+	k = (struct dmt_luks2_pbkdf){ "argon2id", NULL, 0, 1024, 1 };
+	cr_assert_eq(dmt_luks2_pbkdf_benchmark(&k, 10, 64, &r), 0);
+	cr_expect_geq(k.iterations, 4);
+	cr_expect_geq(k.memory_kb, 32);
+	cr_expect_leq(k.memory_kb, 1024);
+}
