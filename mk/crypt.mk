@@ -3,6 +3,12 @@
 # comes from libargon2 (the library cryptsetup uses), and the tests use
 # libcryptsetup as their oracle.
 CRYPT_SRCS := $(filter-out $(LIB_SRCS),$(wildcard lib/crypt/*.c))
+ifeq ($(ARCH),x86_64)
+CRYPT_SRCS += $(filter-out $(LIB_SRCS),$(wildcard lib/crypt/arch/x86_*.c))
+endif
+# our own XTS: VAES on 512-bit vectors, only in this file
+ISA_FLAGS_x86_xts_vaes := -maes -msse4.1 -mavx512f -mavx512bw -mavx512vl \
+	-mvaes -mvpclmulqdq
 CRYPT_OBJS := $(patsubst %.c,$(O)/%.o,$(CRYPT_SRCS))
 LIB_OBJS += $(CRYPT_OBJS)
 $(LIB): $(CRYPT_OBJS)

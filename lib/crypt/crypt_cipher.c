@@ -17,6 +17,8 @@
 #include <dmt/reason.h>
 #include <dmt/threads.h>
 
+#include "lib/crypt/xts_arch.h"
+
 #define IV_SIZE 16
 /* Sectors whose IVs are made in one go (ESSIV: one ECB call). */
 #define IV_BATCH 64
@@ -93,7 +95,13 @@ struct dmt_crypt {
 	uint64_t iv_offset;
 	unsigned int threads;
 	struct crypt_worker *w;
+	struct dmt_xts_key *xk;		/* our XTS (secure memory), or NULL */
 };
+
+const char *dmt_crypt_engine_name(const struct dmt_crypt *c)
+{
+	return c->xk ? "vaes" : "openssl";
+}
 
 unsigned int dmt_crypt_sector_size(const struct dmt_crypt *c)
 {
@@ -189,6 +197,14 @@ int dmt_crypt_open(struct dmt_crypt **out, const struct dmt_crypt_params *p,
 		goto out;
 	}
 	ret = crypt_prepare(c, p->key, p->key_size);
+	if (!ret && c->spec.mode == DMT_CRYPT_XTS && !p->openssl_only &&
+	    dmt_xts_vaes_usable()) {
+		c->xk = dmt_secure_alloc(sizeof(*c->xk));
+		if (!c->xk)
+			ret = -ENOMEM;
+		else
+			dmt_xts_vaes_setkey(c->xk, p->key, p->key_size);
+	}
 	if (ret == -EINVAL)
 		dmt_reason_set(r, ret, DMT_REASON_CRYPT_BACKEND, "key", 0);
 out:
@@ -210,6 +226,7 @@ void dmt_crypt_close(struct dmt_crypt *c)
 		EVP_CIPHER_CTX_free(c->w[i].essiv);
 	}
 	free(c->w);
+	dmt_secure_free(c->xk);
 	free(c);
 }
 
@@ -273,7 +290,13 @@ static int crypt_range(void *arg, unsigned int worker, uint64_t begin,
 
 		ret = make_ivs(c, w, j->list ? j->list + b : NULL,
 			       j->first + b, k, ivs);
-		for (size_t i = 0; !ret && i < k; i++) {
+		for (size_t i = 0; !ret && c->xk && i < k; i++) {
+			size_t off = (size_t)(b + i) * ss;
+
+			dmt_xts_vaes_crypt(c->xk, j->enc, ivs + i * IV_SIZE,
+					   j->in + off, j->out + off, ss);
+		}
+		for (size_t i = 0; !ret && !c->xk && i < k; i++) {
 			size_t off = (size_t)(b + i) * ss;
 
 			if (!EVP_CipherInit_ex(ctx, NULL, NULL, NULL,

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * AES-XTS with VAES/VPCLMULQDQ on 512-bit vectors (IEEE 1619): tweak
+ * T = AES_k2(IV); block j: C = AES_k1(P ^ T_j) ^ T_j, T_{j+1} = T_j * x in
+ * GF(2^128) (little-endian, reduction 0x87).  Four tweaks per vector,
+ * advanced by x^4 per vector with one carry-less multiply; four vectors
+ * (16 blocks) in flight to cover the AES latency.  Compiled only with
+ * its own ISA flags (mk/crypt.mk); used when the CPU has them.
+ */
+#include <immintrin.h>
+#include <openssl/crypto.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "lib/common/cpu.h"
+#include "lib/crypt/xts_arch.h"
+
+bool dmt_xts_vaes_usable(void)
+{
+	return (dmt_cpu_features() & DMT_CPU_X86_AVX512) &&
+	       __builtin_cpu_supports("vaes") &&
+	       __builtin_cpu_supports("vpclmulqdq") &&
+	       __builtin_cpu_supports("aes");
+}
+
+/* ---- key schedule (AES-NI) ---- */
+
+static __m128i expand_step(__m128i key, __m128i assist)
+{
+	key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+	key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+	key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+	return _mm_xor_si128(key, assist);
+}
+
+#define EXP128(i, rcon)                                                       \
+	rk[i] = expand_step(rk[i - 1],                                        \
+			    _mm_shuffle_epi32(                                \
+				    _mm_aeskeygenassist_si128(rk[i - 1], rcon), \
+				    0xff))
+
+static void expand128(const uint8_t *key, __m128i rk[15])
+{
+	rk[0] = _mm_loadu_si128((const __m128i *)key);
+	EXP128(1, 0x01);
+	EXP128(2, 0x02);
+	EXP128(3, 0x04);
+	EXP128(4, 0x08);
+	EXP128(5, 0x10);
+	EXP128(6, 0x20);
+	EXP128(7, 0x40);
+	EXP128(8, 0x80);
+	EXP128(9, 0x1b);
+	EXP128(10, 0x36);
+}
+
+#define EXP256(i, rcon)                                                       \
+	do {                                                                  \
+		rk[i] = expand_step(                                          \
+			rk[i - 2],                                            \
+			_mm_shuffle_epi32(                                    \
+				_mm_aeskeygenassist_si128(rk[i - 1], rcon),   \
+				0xff));                                       \
+		if (i + 1 < 15)                                               \
+			rk[i + 1] = expand_step(                              \
+				rk[i - 1],                                    \
+				_mm_shuffle_epi32(                            \
+					_mm_aeskeygenassist_si128(rk[i], 0),  \
+					0xaa));                               \
+	} while (0)
+
+static void expand256(const uint8_t *key, __m128i rk[15])
+{
+	rk[0] = _mm_loadu_si128((const __m128i *)key);
+	rk[1] = _mm_loadu_si128((const __m128i *)(key + 16));
+	EXP256(2, 0x01);
+	EXP256(4, 0x02);
+	EXP256(6, 0x04);
+	EXP256(8, 0x08);
+	EXP256(10, 0x10);
+	EXP256(12, 0x20);
+	EXP256(14, 0x40);
+}
+
+void dmt_xts_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
+			 size_t key_len)
+{
+	size_t half = key_len / 2;
+	__m128i ek[15], tk[15];
+
+	k->rounds = half == 16 ? 10 : 14;
+	if (half == 16) {
+		expand128(key, ek);
+		expand128(key + half, tk);
+	} else {
+		expand256(key, ek);
+		expand256(key + half, tk);
+	}
+	for (unsigned int i = 0; i <= k->rounds; i++) {
+		__m128i d = i == 0 || i == k->rounds ?
+				    ek[k->rounds - i] :
+				    _mm_aesimc_si128(ek[k->rounds - i]);
+
+		_mm_store_si128((__m128i *)k->ek[i], ek[i]);
+		_mm_store_si128((__m128i *)k->tk[i], tk[i]);
+		_mm_store_si128((__m128i *)k->dk[i], d);
+	}
+	OPENSSL_cleanse(ek, sizeof(ek));
+	OPENSSL_cleanse(tk, sizeof(tk));
+}
+
+/* ---- tweaks ---- */
+
+/* t * x^n per 128-bit lane, n <= 8 (the carry times 0x87 stays small). */
+static inline __m512i mul_xn(__m512i t, int n, __m512i poly)
+{
+	__m512i carry = _mm512_srli_epi64(t, 64 - n);
+
+	return _mm512_xor_si512(
+		_mm512_xor_si512(_mm512_slli_epi64(t, n),
+				 _mm512_bslli_epi128(carry, 8)),
+		_mm512_clmulepi64_epi128(carry, poly, 0x01));
+}
+
+static inline __m128i mul_x(__m128i t)
+{
+	__m128i carry = _mm_srli_epi64(t, 63);
+	/* the low qword's top bit moves into the high qword; the high
+	 * qword's top bit folds back as 0x87 */
+	__m128i red = _mm_set_epi64x(_mm_extract_epi64(carry, 0),
+				     _mm_extract_epi64(carry, 1) ? 0x87 : 0);
+
+	return _mm_xor_si128(_mm_slli_epi64(t, 1), red);
+}
+
+/* [T, Tx, Tx^2, Tx^3] for T = AES_k2(iv) */
+static __m512i first_tweaks(const struct dmt_xts_key *k, const uint8_t iv[16])
+{
+	__m128i t = _mm_xor_si128(_mm_loadu_si128((const __m128i *)iv),
+				  _mm_load_si128((const __m128i *)k->tk[0]));
+	__m128i t1, t2, t3;
+	unsigned int r;
+
+	for (r = 1; r < k->rounds; r++)
+		t = _mm_aesenc_si128(t, _mm_load_si128((const __m128i *)k->tk[r]));
+	t = _mm_aesenclast_si128(t, _mm_load_si128((const __m128i *)k->tk[r]));
+	t1 = mul_x(t);
+	t2 = mul_x(t1);
+	t3 = mul_x(t2);
+	return _mm512_inserti64x4(
+		_mm512_castsi256_si512(_mm256_set_m128i(t1, t)),
+		_mm256_set_m128i(t3, t2), 1);
+}
+
+/* ---- bulk ---- */
+
+#define ROUNDS4(op, x0, x1, x2, x3, key)                                      \
+	do {                                                                  \
+		x0 = op(x0, key);                                             \
+		x1 = op(x1, key);                                             \
+		x2 = op(x2, key);                                             \
+		x3 = op(x3, key);                                             \
+	} while (0)
+
+static void crypt16(const __m512i *rk, unsigned int rounds, bool enc,
+		    const uint8_t *in, uint8_t *out, __m512i t0, __m512i poly)
+{
+	__m512i t1 = mul_xn(t0, 4, poly), t2 = mul_xn(t1, 4, poly),
+		t3 = mul_xn(t2, 4, poly);
+	__m512i x0 = _mm512_xor_si512(_mm512_loadu_si512(in), t0);
+	__m512i x1 = _mm512_xor_si512(_mm512_loadu_si512(in + 64), t1);
+	__m512i x2 = _mm512_xor_si512(_mm512_loadu_si512(in + 128), t2);
+	__m512i x3 = _mm512_xor_si512(_mm512_loadu_si512(in + 192), t3);
+	unsigned int r;
+
+	ROUNDS4(_mm512_xor_si512, x0, x1, x2, x3, rk[0]);
+	if (enc) {
+		for (r = 1; r < rounds; r++)
+			ROUNDS4(_mm512_aesenc_epi128, x0, x1, x2, x3, rk[r]);
+		ROUNDS4(_mm512_aesenclast_epi128, x0, x1, x2, x3, rk[r]);
+	} else {
+		for (r = 1; r < rounds; r++)
+			ROUNDS4(_mm512_aesdec_epi128, x0, x1, x2, x3, rk[r]);
+		ROUNDS4(_mm512_aesdeclast_epi128, x0, x1, x2, x3, rk[r]);
+	}
+	_mm512_storeu_si512(out, _mm512_xor_si512(x0, t0));
+	_mm512_storeu_si512(out + 64, _mm512_xor_si512(x1, t1));
+	_mm512_storeu_si512(out + 128, _mm512_xor_si512(x2, t2));
+	_mm512_storeu_si512(out + 192, _mm512_xor_si512(x3, t3));
+}
+
+void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
+			const uint8_t iv[16], const uint8_t *in, uint8_t *out,
+			size_t len)
+{
+	const __m512i poly = _mm512_set1_epi64(0x87);
+	__m512i rk[15], t = first_tweaks(k, iv);
+	size_t off = 0;
+
+	for (unsigned int i = 0; i <= k->rounds; i++)
+		rk[i] = _mm512_broadcast_i32x4(_mm_load_si128(
+			(const __m128i *)(enc ? k->ek[i] : k->dk[i])));
+	for (; off + 256 <= len; off += 256) {
+		crypt16(rk, k->rounds, enc, in + off, out + off, t, poly);
+		t = mul_xn(mul_xn(t, 8, poly), 8, poly);
+	}
+}
