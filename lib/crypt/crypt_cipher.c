@@ -290,12 +290,10 @@ static int crypt_range(void *arg, unsigned int worker, uint64_t begin,
 
 		ret = make_ivs(c, w, j->list ? j->list + b : NULL,
 			       j->first + b, k, ivs);
-		for (size_t i = 0; !ret && c->xk && i < k; i++) {
-			size_t off = (size_t)(b + i) * ss;
-
-			dmt_xts_vaes_crypt(c->xk, j->enc, ivs + i * IV_SIZE,
-					   j->in + off, j->out + off, ss);
-		}
+		if (!ret && c->xk)
+			dmt_xts_vaes_crypt(c->xk, j->enc, ivs, k,
+					   j->in + (size_t)b * ss,
+					   j->out + (size_t)b * ss, ss);
 		for (size_t i = 0; !ret && !c->xk && i < k; i++) {
 			size_t off = (size_t)(b + i) * ss;
 

@@ -23,11 +23,10 @@
 
 static json_object *keyslot_obj(const struct dmt_luks2 *h, int slot)
 {
+	json_object *ks = luks2_json_get(h->jobj, "keyslots");
 	char key[12];
 
 	snprintf(key, sizeof(key), "%d", slot);
-	json_object *ks = luks2_json_get(h->jobj, "keyslots");
-
 	return json_object_object_get_ex(ks, key, &ks) ? ks : NULL;
 }
 
@@ -273,7 +272,10 @@ static int kdf_from_json(json_object *ks, struct dmt_luks2_pbkdf *k,
 		   luks2_json_u64(ks, "kdf.cpus", &c)) {
 		return -EINVAL;
 	}
-	if (a > UINT32_MAX || b > UINT32_MAX || c > UINT32_MAX)
+	/* a hostile header must not make us allocate without bound: the
+	 * 4 GiB / 1..16 threads limits cryptsetup 2.6.1 formats with */
+	if (a > UINT32_MAX || b > (4u << 20) || c > 16 ||
+	    (strcmp(k->type, "pbkdf2") && (!a || !c)))
 		return -EINVAL;
 	k->iterations = (uint32_t)a;
 	k->memory_kb = (uint32_t)b;

@@ -23,10 +23,11 @@ bool dmt_xts_vaes_usable(void);
 /* key: 32 or 64 bytes (two halves: data key, tweak key). */
 void dmt_xts_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
 			 size_t key_len);
-/* len: a multiple of 256 bytes (sectors are 512..4096). */
+/* n sectors of len bytes (a multiple of 256: sectors are 512..4096),
+ * consecutive in memory, with their IVs ivs[16 * n]. */
 void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
-			const uint8_t iv[16], const uint8_t *in, uint8_t *out,
-			size_t len);
+			const uint8_t *ivs, size_t n, const uint8_t *in,
+			uint8_t *out, size_t len);
 #else
 static inline bool dmt_xts_vaes_usable(void)
 {
@@ -37,8 +38,9 @@ static inline void dmt_xts_vaes_setkey(struct dmt_xts_key *k,
 {
 }
 static inline void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
-				      const uint8_t iv[16], const uint8_t *in,
-				      uint8_t *out, size_t len)
+				      const uint8_t *ivs, size_t n,
+				      const uint8_t *in, uint8_t *out,
+				      size_t len)
 {
 }
 #endif

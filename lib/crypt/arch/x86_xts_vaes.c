@@ -122,34 +122,33 @@ static inline __m512i mul_xn(__m512i t, int n, __m512i poly)
 		_mm512_clmulepi64_epi128(carry, poly, 0x01));
 }
 
-static inline __m128i mul_x(__m128i t)
+/* t * x^n_lane for per-lane counts 0..8 (a count of 0 leaves the lane). */
+static inline __m512i mul_xv(__m512i t, __m512i n, __m512i poly)
 {
-	__m128i carry = _mm_srli_epi64(t, 63);
-	/* the low qword's top bit moves into the high qword; the high
-	 * qword's top bit folds back as 0x87 */
-	__m128i red = _mm_set_epi64x(_mm_extract_epi64(carry, 0),
-				     _mm_extract_epi64(carry, 1) ? 0x87 : 0);
+	__m512i carry = _mm512_srlv_epi64(
+		t, _mm512_sub_epi64(_mm512_set1_epi64(64), n));
 
-	return _mm_xor_si128(_mm_slli_epi64(t, 1), red);
+	return _mm512_xor_si512(
+		_mm512_xor_si512(_mm512_sllv_epi64(t, n),
+				 _mm512_bslli_epi128(carry, 8)),
+		_mm512_clmulepi64_epi128(carry, poly, 0x01));
 }
 
-/* [T, Tx, Tx^2, Tx^3] for T = AES_k2(iv) */
-static __m512i first_tweaks(const struct dmt_xts_key *k, const uint8_t iv[16])
+/* T = AES_k2(iv) for four IVs at once (one per 128-bit lane). */
+static __m512i tweak4(const struct dmt_xts_key *k, const uint8_t *ivs)
 {
-	__m128i t = _mm_xor_si128(_mm_loadu_si128((const __m128i *)iv),
-				  _mm_load_si128((const __m128i *)k->tk[0]));
-	__m128i t1, t2, t3;
+	__m512i t = _mm512_loadu_si512(ivs);
 	unsigned int r;
 
+	t = _mm512_xor_si512(t, _mm512_broadcast_i32x4(_mm_load_si128(
+					(const __m128i *)k->tk[0])));
 	for (r = 1; r < k->rounds; r++)
-		t = _mm_aesenc_si128(t, _mm_load_si128((const __m128i *)k->tk[r]));
-	t = _mm_aesenclast_si128(t, _mm_load_si128((const __m128i *)k->tk[r]));
-	t1 = mul_x(t);
-	t2 = mul_x(t1);
-	t3 = mul_x(t2);
-	return _mm512_inserti64x4(
-		_mm512_castsi256_si512(_mm256_set_m128i(t1, t)),
-		_mm256_set_m128i(t3, t2), 1);
+		t = _mm512_aesenc_epi128(
+			t, _mm512_broadcast_i32x4(
+				   _mm_load_si128((const __m128i *)k->tk[r])));
+	return _mm512_aesenclast_epi128(
+		t, _mm512_broadcast_i32x4(
+			   _mm_load_si128((const __m128i *)k->tk[r])));
 }
 
 /* ---- bulk ---- */
@@ -189,19 +188,45 @@ static void crypt16(const __m512i *rk, unsigned int rounds, bool enc,
 	_mm512_storeu_si512(out + 192, _mm512_xor_si512(x3, t3));
 }
 
+/* One sector from its first tweaks [T, Tx, Tx^2, Tx^3]. */
+static void crypt_sector(const __m512i *rk, unsigned int rounds, bool enc,
+			 const uint8_t *in, uint8_t *out, size_t len,
+			 __m512i t, __m512i poly)
+{
+	for (size_t off = 0; off + 256 <= len; off += 256) {
+		crypt16(rk, rounds, enc, in + off, out + off, t, poly);
+		t = mul_xn(mul_xn(t, 8, poly), 8, poly);
+	}
+}
+
 void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
-			const uint8_t iv[16], const uint8_t *in, uint8_t *out,
-			size_t len)
+			const uint8_t *ivs, size_t n, const uint8_t *in,
+			uint8_t *out, size_t len)
 {
 	const __m512i poly = _mm512_set1_epi64(0x87);
-	__m512i rk[15], t = first_tweaks(k, iv);
-	size_t off = 0;
+	const __m512i lanes = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+	uint8_t pad[64] __attribute__((aligned(64)));
+	__m512i rk[15];
 
 	for (unsigned int i = 0; i <= k->rounds; i++)
 		rk[i] = _mm512_broadcast_i32x4(_mm_load_si128(
 			(const __m128i *)(enc ? k->ek[i] : k->dk[i])));
-	for (; off + 256 <= len; off += 256) {
-		crypt16(rk, k->rounds, enc, in + off, out + off, t, poly);
-		t = mul_xn(mul_xn(t, 8, poly), 8, poly);
+	for (size_t s = 0; s < n; s += 4) {
+		size_t m = n - s < 4 ? n - s : 4;
+		__m512i t4;
+
+		memset(pad, 0, sizeof(pad));
+		memcpy(pad, ivs + 16 * s, 16 * m);
+		t4 = tweak4(k, pad);
+		_mm512_store_si512(pad, t4);
+		for (size_t i = 0; i < m; i++) {
+			__m512i t = _mm512_broadcast_i32x4(
+				_mm_load_si128((const __m128i *)(pad + 16 * i)));
+
+			crypt_sector(rk, k->rounds, enc, in + (s + i) * len,
+				     out + (s + i) * len, len,
+				     mul_xv(t, lanes, poly), poly);
+		}
 	}
+	OPENSSL_cleanse(pad, sizeof(pad));
 }
