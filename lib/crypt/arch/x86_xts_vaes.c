@@ -7,6 +7,7 @@
  * (16 blocks) in flight to cover the AES latency.  Compiled only with
  * its own ISA flags (mk/crypt.mk); used when the CPU has them.
  */
+#include <cpuid.h>
 #include <immintrin.h>
 #include <openssl/crypto.h>
 #include <stdbool.h>
@@ -15,12 +16,19 @@
 #include "lib/common/cpu.h"
 #include "lib/crypt/xts_arch.h"
 
+/* AVX-512 with OS state (and not masked off by a test) from lib/common;
+ * CPUID leaf 7 ECX bits 9/10 (VAES, VPCLMULQDQ), leaf 1 ECX 25 (AES). */
 bool dmt_xts_vaes_usable(void)
 {
-	return (dmt_cpu_features() & DMT_CPU_X86_AVX512) &&
-	       __builtin_cpu_supports("vaes") &&
-	       __builtin_cpu_supports("vpclmulqdq") &&
-	       __builtin_cpu_supports("aes");
+	unsigned int a, b, c, d;
+
+	if (!(dmt_cpu_features() & DMT_CPU_X86_AVX512))
+		return false;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 25)))
+		return false;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	return (c & (1u << 9)) && (c & (1u << 10));
 }
 
 /* ---- key schedule (AES-NI) ---- */
