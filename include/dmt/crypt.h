@@ -19,6 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <dmt/progress.h>
+
+struct dmt_file;
 struct dmt_reason;
 
 #define DMT_CRYPT_MIN_SECTOR 512
@@ -107,6 +110,25 @@ int dmt_crypt_encrypt_list(struct dmt_crypt *c, const uint64_t *sectors,
 			   size_t n, const void *in, void *out);
 int dmt_crypt_decrypt_list(struct dmt_crypt *c, const uint64_t *sectors,
 			   size_t n, const void *in, void *out);
+
+/*
+ * File to file through the engine: bytes from in at in_offset, sectors
+ * first_sector.., to out at out_offset, with reading ahead and writing
+ * behind on threads of their own (four 16 MiB chunks at most in memory).
+ * A byte count that is not a multiple of the sector size is completed
+ * with zeros to a whole last sector (that much more is written).  The
+ * chunks are wiped before they are freed.  Errors: the first I/O or
+ * engine error; -EINTR when the progress callback asks to stop.
+ */
+struct dmt_crypt_stream {
+	struct dmt_file *in, *out;
+	uint64_t in_offset, out_offset;	/* bytes */
+	uint64_t bytes;
+	uint64_t first_sector;
+	bool encrypt;			/* false: decrypt */
+	struct dmt_progress progress;
+};
+int dmt_crypt_stream_run(struct dmt_crypt *c, const struct dmt_crypt_stream *s);
 
 /*
  * Plain mode's passphrase hashing (cryptsetup 2.6.1 crypt_plain_hash):
