@@ -6,7 +6,6 @@
  * hash diffuser, the pbkdf2 volume-key digest, and the keyslot area
  * cipher (512-byte sectors, IVs counted from the area's start).
  */
-#include <argon2.h>
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
@@ -19,6 +18,12 @@
 
 #include "lib/crypt/luks2_priv.h"
 
+/* A sysroot without libargon2 (cross builds) gets PBKDF2 only. */
+#if __has_include(<argon2.h>) && !defined(DMT_NO_ARGON2)
+#include <argon2.h>
+#define HAVE_ARGON2 1
+#endif
+
 static int kdf_fail(struct dmt_reason *r, const char *why)
 {
 	dmt_reason_set(r, -EINVAL, DMT_REASON_LUKS2_KDF, "pbkdf", 0);
@@ -27,13 +32,35 @@ static int kdf_fail(struct dmt_reason *r, const char *why)
 	return -EINVAL;
 }
 
+static int argon2_kdf(const struct dmt_luks2_pbkdf *kdf, const void *pass,
+		      size_t pass_len, const uint8_t *salt, size_t salt_len,
+		      uint8_t *key, size_t key_len, struct dmt_reason *r)
+{
+#ifdef HAVE_ARGON2
+	argon2_type type = !strcmp(kdf->type, "argon2id") ? Argon2_id :
+							    Argon2_i;
+	int ret = argon2_hash(kdf->iterations, kdf->memory_kb, kdf->parallel,
+			      pass, pass_len, salt, salt_len, key, key_len,
+			      NULL, 0, type, ARGON2_VERSION_13);
+
+	if (ret == ARGON2_MEMORY_ALLOCATION_ERROR)
+		return dmt_reason_set(r, -ENOMEM, DMT_REASON_LUKS2_KDF,
+				      "pbkdf", 0);
+	if (ret != ARGON2_OK) {
+		dmt_secure_wipe(key, key_len);
+		return kdf_fail(r, argon2_error_message(ret));
+	}
+	return 0;
+#else
+	kdf_fail(r, "built without libargon2");
+	return -EOPNOTSUPP;
+#endif
+}
+
 int dmt_luks2_kdf(const struct dmt_luks2_pbkdf *kdf, const void *pass,
 		  size_t pass_len, const uint8_t *salt, size_t salt_len,
 		  uint8_t *key, size_t key_len, struct dmt_reason *r)
 {
-	argon2_type type;
-	int ret;
-
 	if (!kdf->type)
 		return kdf_fail(r, "no type");
 	if (!strcmp(kdf->type, "pbkdf2")) {
@@ -51,23 +78,10 @@ int dmt_luks2_kdf(const struct dmt_luks2_pbkdf *kdf, const void *pass,
 			return kdf_fail(r, "pbkdf2 failed");
 		return 0;
 	}
-	if (!strcmp(kdf->type, "argon2id"))
-		type = Argon2_id;
-	else if (!strcmp(kdf->type, "argon2i"))
-		type = Argon2_i;
-	else
+	if (strcmp(kdf->type, "argon2id") && strcmp(kdf->type, "argon2i"))
 		return kdf_fail(r, "unknown type");
-	ret = argon2_hash(kdf->iterations, kdf->memory_kb, kdf->parallel, pass,
-			  pass_len, salt, salt_len, key, key_len, NULL, 0, type,
-			  ARGON2_VERSION_13);
-	if (ret == ARGON2_MEMORY_ALLOCATION_ERROR)
-		return dmt_reason_set(r, -ENOMEM, DMT_REASON_LUKS2_KDF,
-				      "pbkdf", 0);
-	if (ret != ARGON2_OK) {
-		dmt_secure_wipe(key, key_len);
-		return kdf_fail(r, argon2_error_message(ret));
-	}
-	return 0;
+	return argon2_kdf(kdf, pass, pass_len, salt, salt_len, key, key_len,
+			  r);
 }
 
 /* ---- anti-forensic split ---- */
