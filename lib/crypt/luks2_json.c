@@ -228,7 +228,7 @@ static int validate_segment(json_object *seg, const char **why)
 static int validate_keyslot(json_object *ks, uint64_t area_lo,
 			    uint64_t area_hi, const char **why)
 {
-	uint64_t off, size, v;
+	uint64_t off, size, v, stripes;
 	const char *kdf = luks2_json_str(ks, "kdf.type");
 
 	if (!luks2_json_str(ks, "type")) {
@@ -248,6 +248,14 @@ static int validate_keyslot(json_object *ks, uint64_t area_lo,
 	    !luks2_json_str(ks, "area.encryption") || !is_int(ks, "af.stripes") ||
 	    !luks2_json_str(ks, "af.hash")) {
 		*why = "keyslots.key_size";
+		return -EINVAL;
+	}
+	/* 4000 stripes (all cryptsetup writes or reads), and the split
+	 * must fit its area */
+	if (luks2_json_u64(ks, "af.stripes", &stripes) ||
+	    stripes != DMT_LUKS2_STRIPES ||
+	    dmt_luks2_af_sectors_size(v, DMT_LUKS2_STRIPES) > size) {
+		*why = "keyslots.af";
 		return -EINVAL;
 	}
 	if (!kdf || !luks2_json_str(ks, "kdf.salt") ||
