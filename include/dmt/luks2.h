@@ -72,9 +72,14 @@ struct dmt_luks2_params {
 	const uint8_t *volume_key;	/* NULL: from getrandom */
 	unsigned int sector_size;	/* 0: 4096 (luksFormat on a file) */
 	uint64_t metadata_size;		/* 0: 16 KiB; 16K..4M power of 2 */
-	uint64_t keyslots_size;		/* 0: data_offset - 2 * metadata, or
-					 * 16M - 2 * metadata when detached */
-	uint64_t data_offset;		/* bytes; 0 with !detached: 16 MiB */
+	uint64_t keyslots_size;		/* 4 KiB multiple, <= 128 MiB; 0:
+					 * data_offset - 2 * metadata (at most
+					 * 128 MiB), or 16M - 2 * metadata
+					 * without a data offset; shrunk to
+					 * fit below the data offset */
+	uint64_t data_offset;		/* bytes; 0 with !detached: 16 MiB;
+					 * write zeroes what lies between the
+					 * keyslots area and it */
 	bool detached;			/* header without data (--header):
 					 * data_offset may be 0 */
 	const char *uuid;		/* NULL: random */

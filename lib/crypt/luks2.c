@@ -43,11 +43,48 @@ void dmt_luks2_free(struct dmt_luks2 *h)
 
 /* ---- create ---- */
 
+#define MAX_KEYSLOTS_SIZE (128u << 20)
+
+/* keyslots_size as luksFormat 2.6.1 settles it (formats.md, LUKS2). */
+static int keyslots_geometry(struct dmt_luks2_params *p, struct dmt_reason *r)
+{
+	uint64_t min = 2 * p->metadata_size, ks = p->keyslots_size;
+
+	if (ks % LUKS2_AREA_ALIGN || ks > MAX_KEYSLOTS_SIZE) {
+		dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
+			       "keyslots_size", ks);
+		if (r)
+			r->max = MAX_KEYSLOTS_SIZE;
+		return -EINVAL;
+	}
+	if (p->data_offset && p->data_offset < min) {
+		dmt_reason_set(r, -EINVAL, DMT_REASON_TOO_SMALL, "data_offset",
+			       p->data_offset);
+		if (r)
+			r->min = min;
+		return -EINVAL;
+	}
+	if (!ks && p->data_offset)
+		ks = (p->data_offset - min) / LUKS2_AREA_ALIGN *
+		     LUKS2_AREA_ALIGN;
+	if (ks > MAX_KEYSLOTS_SIZE)
+		ks = MAX_KEYSLOTS_SIZE;
+	if (!ks)
+		ks = DEFAULT_DETACHED_AREA - min;
+	/* a data offset below the requested area shrinks the area */
+	if (p->data_offset && ks + min > p->data_offset)
+		ks = (p->data_offset - min) / LUKS2_AREA_ALIGN *
+		     LUKS2_AREA_ALIGN;
+	if (!ks)
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_TOO_SMALL,
+				      "keyslots_size", 0);
+	p->keyslots_size = ks;
+	return 0;
+}
+
 /* Fills in the defaults luksFormat uses on a file; checks the rest. */
 static int create_geometry(struct dmt_luks2_params *p, struct dmt_reason *r)
 {
-	uint64_t need;
-
 	if (!p->sector_size)
 		p->sector_size = 4096;
 	if (p->sector_size < 512 || p->sector_size > 4096 ||
@@ -64,29 +101,7 @@ static int create_geometry(struct dmt_luks2_params *p, struct dmt_reason *r)
 	if (p->data_offset % p->sector_size)
 		return dmt_reason_set(r, -EINVAL, DMT_REASON_NOT_ALIGNED,
 				      "data_offset", p->data_offset);
-	if (!p->keyslots_size) {
-		uint64_t area = p->data_offset ? p->data_offset :
-						 DEFAULT_DETACHED_AREA;
-
-		if (area <= 2 * p->metadata_size)
-			return dmt_reason_set(r, -EINVAL,
-					      DMT_REASON_TOO_SMALL,
-					      "data_offset", p->data_offset);
-		p->keyslots_size = (area - 2 * p->metadata_size) /
-				   LUKS2_AREA_ALIGN * LUKS2_AREA_ALIGN;
-	}
-	if (!p->keyslots_size || p->keyslots_size % LUKS2_AREA_ALIGN)
-		return dmt_reason_set(r, -EINVAL, DMT_REASON_NOT_ALIGNED,
-				      "keyslots_size", p->keyslots_size);
-	need = 2 * p->metadata_size + p->keyslots_size;
-	if (p->data_offset && p->data_offset < need) {
-		dmt_reason_set(r, -EINVAL, DMT_REASON_TOO_SMALL, "data_offset",
-			       p->data_offset);
-		if (r)
-			r->min = need;
-		return -EINVAL;
-	}
-	return 0;
+	return keyslots_geometry(p, r);
 }
 
 static int create_names(struct dmt_luks2 *h, const struct dmt_luks2_params *p,
@@ -99,7 +114,8 @@ static int create_names(struct dmt_luks2 *h, const struct dmt_luks2_params *p,
 		    uuid_parse(p->uuid, u))
 			return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
 					      "uuid", 0);
-		strcpy(h->bin.uuid, p->uuid);
+		/* stored lower-case, as libuuid prints it */
+		uuid_unparse_lower(u, h->bin.uuid);
 	} else {
 		uuid_generate_random(u);
 		uuid_unparse_lower(u, h->bin.uuid);
@@ -188,6 +204,7 @@ int dmt_luks2_create(struct dmt_luks2 **out, const struct dmt_luks2_params *in,
 	}
 	h->bin.hdr_size = p.metadata_size;
 	h->keyslots_size = p.keyslots_size;
+	h->data_offset = p.data_offset;
 	h->loaded_copy = -1;
 	*out = h;
 	return 0;
@@ -352,6 +369,18 @@ static int write_area(struct dmt_luks2 *h, struct dmt_file *f)
 		ret = dmt_random_bytes(buf, n);
 		if (!ret)
 			ret = dmt_pwrite_full(f, buf, n, off);
+	}
+	/* between the keyslots area and the data: zeros, as luksFormat */
+	if (!h->src && !ret && h->data_offset > end) {
+		memset(buf, 0, FILL_CHUNK);
+		for (uint64_t off = end; !ret && off < h->data_offset;
+		     off += FILL_CHUNK) {
+			uint64_t n = h->data_offset - off < FILL_CHUNK ?
+					     h->data_offset - off :
+					     FILL_CHUNK;
+
+			ret = dmt_pwrite_full(f, buf, n, off);
+		}
 	}
 	free(buf);
 	for (int i = 0; !ret && i < DMT_LUKS2_KEYSLOTS_MAX; i++)

@@ -31,6 +31,7 @@ struct dmt_luks2 {
 	struct luks2_bin bin;		/* the primary's fields */
 	uint8_t salt2[LUKS2_SALT_LEN];	/* the secondary's salt */
 	uint64_t keyslots_size;
+	uint64_t data_offset;		/* created handles: what write pads to */
 	int loaded_copy;
 	struct dmt_file *src;		/* loaded from (not owned) */
 	uint8_t *vk;			/* secure memory, or NULL */

@@ -651,11 +651,30 @@ Test(luks2, create_refusals)
 	p = (struct dmt_luks2_params){ .metadata_size = 24576 };
 	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
 	cr_expect_str_eq(r.field, "metadata_size");
-	p = (struct dmt_luks2_params){ .data_offset = 1u << 20,
-				       .keyslots_size = 2u << 20 };
+	p = (struct dmt_luks2_params){ .data_offset = 16384 };
 	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
 	cr_expect_str_eq(r.field, "data_offset");
-	cr_expect_eq(r.min, (2u << 20) + 32768);
+	cr_expect_eq(r.min, 32768);
+	p = (struct dmt_luks2_params){ .keyslots_size = 1000 };
+	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_str_eq(r.field, "keyslots_size");
+	p = (struct dmt_luks2_params){ .keyslots_size = 256u << 20 };
+	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	/* as luksFormat: a data offset below the asked keyslots area shrinks
+	 * it; a big data offset gives at most 128 MiB */
+	p = (struct dmt_luks2_params){ .data_offset = 1u << 20,
+				       .keyslots_size = 2u << 20 };
+	cr_assert_eq(dmt_luks2_create(&h, &p, &r), 0);
+	cr_expect_eq(dmt_luks2_keyslots_size(h), (1u << 20) - 32768);
+	dmt_luks2_free(h);
+	p = (struct dmt_luks2_params){ .data_offset = 1ull << 30 };
+	cr_assert_eq(dmt_luks2_create(&h, &p, &r), 0);
+	cr_expect_eq(dmt_luks2_keyslots_size(h), 128u << 20);
+	dmt_luks2_free(h);
+	p = (struct dmt_luks2_params){ .uuid = "0F2C6BD4-2A4B-4DC3-9D6E-8A3A2FB4C5D1" };
+	cr_assert_eq(dmt_luks2_create(&h, &p, &r), 0);
+	cr_expect_str_eq(dmt_luks2_uuid(h), "0f2c6bd4-2a4b-4dc3-9d6e-8a3a2fb4c5d1");
+	dmt_luks2_free(h);
 	p = (struct dmt_luks2_params){ .volume_key_size = 48 };
 	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_CRYPT_KEY_SIZE);
