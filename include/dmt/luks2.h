@@ -157,6 +157,23 @@ uint64_t dmt_luks2_header_size(const struct dmt_luks2 *h);
 int dmt_luks2_loaded_copy(const struct dmt_luks2 *h);
 /* Active keyslot numbers into slots[DMT_LUKS2_KEYSLOTS_MAX]; the count. */
 int dmt_luks2_keyslots(const struct dmt_luks2 *h, int *slots);
+/* One keyslot's fields (what luksDump shows); strings point into h. */
+struct dmt_luks2_keyslot_info {
+	const char *type;		/* "luks2" */
+	size_t key_size;		/* volume key bytes */
+	const char *cipher;		/* area.encryption */
+	size_t cipher_key_size;		/* area.key_size */
+	struct dmt_luks2_pbkdf pbkdf;
+	uint8_t salt[DMT_LUKS2_SALT_SIZE];
+	unsigned int af_stripes;
+	const char *af_hash;
+	uint64_t area_offset, area_size;
+	int digest;			/* the digest that lists it, or -1 */
+};
+/* -ENOENT for a slot that is not there, -EINVAL for one we cannot read. */
+int dmt_luks2_keyslot_info(const struct dmt_luks2 *h, int slot,
+			   struct dmt_luks2_keyslot_info *ki);
+
 /* The JSON metadata as stored (cryptsetup's --dump-json-metadata prints
  * it pretty; this is the stored plain form).  Valid until the next call
  * that changes h. */

@@ -426,3 +426,56 @@ int dmt_luks2_unlock(struct dmt_luks2 *h, int slot, const void *pass,
 	h->vk_len = vk_len;
 	return opened;
 }
+
+/* ---- keyslot fields ---- */
+
+static int digest_of(const struct dmt_luks2 *h, int slot)
+{
+	char key[12];
+
+	snprintf(key, sizeof(key), "%d", slot);
+	json_object_object_foreach(luks2_json_get(h->jobj, "digests"), dk, d)
+	{
+		json_object *a = luks2_json_get(d, "keyslots");
+
+		for (size_t i = 0; i < json_object_array_length(a); i++)
+			if (!strcmp(json_object_get_string(
+					    json_object_array_get_idx(a, i)),
+				    key))
+				return atoi(dk);
+	}
+	return -1;
+}
+
+int dmt_luks2_keyslot_info(const struct dmt_luks2 *h, int slot,
+			   struct dmt_luks2_keyslot_info *ki)
+{
+	json_object *ks = slot >= 0 && slot < DMT_LUKS2_KEYSLOTS_MAX ?
+				  keyslot_obj(h, slot) :
+				  NULL;
+	uint64_t v;
+
+	if (!ks)
+		return -ENOENT;
+	memset(ki, 0, sizeof(*ki));
+	ki->type = luks2_json_str(ks, "type");
+	if (!ki->type || strcmp(ki->type, "luks2"))
+		return -EINVAL;
+	ki->cipher = luks2_json_str(ks, "area.encryption");
+	ki->af_hash = luks2_json_str(ks, "af.hash");
+	if (luks2_json_u64(ks, "key_size", &v))
+		return -EINVAL;
+	ki->key_size = v;
+	if (luks2_json_u64(ks, "area.key_size", &v))
+		return -EINVAL;
+	ki->cipher_key_size = v;
+	if (luks2_json_u64(ks, "af.stripes", &v))
+		return -EINVAL;
+	ki->af_stripes = (unsigned int)v;
+	if (luks2_json_u64(ks, "area.offset", &ki->area_offset) ||
+	    luks2_json_u64(ks, "area.size", &ki->area_size) ||
+	    kdf_from_json(ks, &ki->pbkdf, ki->salt))
+		return -EINVAL;
+	ki->digest = digest_of(h, slot);
+	return 0;
+}

@@ -966,4 +966,67 @@ Test(luks2, mutated_json_never_crashes, .timeout = 120)
 	free(dir);
 }
 
+/* Keyslot fields as libcryptsetup reports them, on a header of theirs
+ * with two keyslots of different PBKDFs. */
+Test(luks2, keyslot_info_as_libcryptsetup, .timeout = 60)
+{
+	char *dir = th_mkdtemp(), *path = th_path(dir, "img"), *err = NULL;
+	struct crypt_device *cd = NULL;
+	struct dmt_luks2 *h = NULL;
+	struct dmt_reason r = { 0 };
+	struct dmt_file f;
+	int slots[DMT_LUKS2_KEYSLOTS_MAX];
+
+	th_write_random_file(path, 17u << 20, 8);
+	cr_assert_eq(th_sh(NULL, &err,
+			   "cd '%s' && printf one > pw1 && printf two > pw2 && "
+			   "cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 "
+			   "--pbkdf-force-iterations 1234 --hash sha512 "
+			   "--key-file pw1 img && "
+			   "cryptsetup luksAddKey -q --key-file pw1 --pbkdf argon2i "
+			   "--pbkdf-force-iterations 5 --pbkdf-memory 64 "
+			   "--pbkdf-parallel 1 --key-slot 3 img pw2", dir),
+		     0, "%s", err);
+	free(err);
+	cr_assert_eq(crypt_init(&cd, path), 0);
+	cr_assert_eq(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	cr_assert_eq(dmt_luks2_keyslots(h, slots), 2);
+	cr_expect_eq(slots[0], 0);
+	cr_expect_eq(slots[1], 3);
+	for (int i = 0; i < 2; i++) {
+		struct dmt_luks2_keyslot_info ki;
+		struct crypt_pbkdf_type pb;
+		size_t ks = 0;
+		const char *enc;
+
+		cr_assert_eq(dmt_luks2_keyslot_info(h, slots[i], &ki), 0);
+		cr_assert_eq(crypt_keyslot_get_pbkdf(cd, slots[i], &pb), 0);
+		enc = crypt_keyslot_get_encryption(cd, slots[i], &ks);
+		cr_expect_str_eq(ki.pbkdf.type, pb.type);
+		cr_expect_eq(ki.pbkdf.iterations, pb.iterations);
+		cr_expect_eq(ki.pbkdf.memory_kb, pb.max_memory_kb);
+		cr_expect_eq(ki.pbkdf.parallel, pb.parallel_threads);
+		if (!strcmp(pb.type, "pbkdf2"))
+			cr_expect_str_eq(ki.pbkdf.hash, pb.hash);
+		cr_expect_str_eq(ki.cipher, enc);
+		cr_expect_eq(ki.cipher_key_size, ks);
+		cr_expect_eq(ki.key_size, (size_t)crypt_get_volume_key_size(cd));
+		cr_expect_eq(ki.af_stripes, 4000);
+		cr_expect_str_eq(ki.af_hash, i ? "sha256" : "sha512");
+		cr_expect_eq(ki.digest, 0);
+		cr_expect_eq(ki.area_size, 258048);
+	}
+	cr_expect_eq(dmt_luks2_unlock(h, -1, "two", 3, &r), 3);
+	cr_expect_eq(dmt_luks2_keyslot_info(h, 1, &(struct dmt_luks2_keyslot_info){ 0 }),
+		     -ENOENT);
+	dmt_luks2_free(h);
+	dmt_file_close(&f);
+	crypt_free(cd);
+	free(path);
+	th_rmtree(dir);
+	free(dir);
+}
+
 #endif /* libcryptsetup and libargon2 present */
