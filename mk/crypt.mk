@@ -6,8 +6,8 @@ CRYPT_SRCS := $(filter-out $(LIB_SRCS),$(wildcard lib/crypt/*.c))
 ifeq ($(ARCH),x86_64)
 CRYPT_SRCS += $(filter-out $(LIB_SRCS),$(wildcard lib/crypt/arch/x86_*.c))
 endif
-# our own XTS: VAES on 512-bit vectors, only in this file
-ISA_FLAGS_x86_xts_vaes := -maes -msse4.1 -mavx512f -mavx512bw -mavx512vl \
+# our own AES-XTS and AES-CBC: VAES on 512-bit vectors, only in this file
+ISA_FLAGS_x86_aes_vaes := -maes -msse4.1 -mavx512f -mavx512bw -mavx512vl \
 	-mvaes -mvpclmulqdq
 CRYPT_OBJS := $(patsubst %.c,$(O)/%.o,$(CRYPT_SRCS))
 LIB_OBJS += $(CRYPT_OBJS)

@@ -17,7 +17,7 @@
 #include <dmt/reason.h>
 #include <dmt/threads.h>
 
-#include "lib/crypt/xts_arch.h"
+#include "lib/crypt/aes_arch.h"
 
 #define IV_SIZE 16
 /* Sectors whose IVs are made in one go (ESSIV: one ECB call). */
@@ -197,13 +197,16 @@ int dmt_crypt_open(struct dmt_crypt **out, const struct dmt_crypt_params *p,
 		goto out;
 	}
 	ret = crypt_prepare(c, p->key, p->key_size);
-	if (!ret && c->spec.mode == DMT_CRYPT_XTS && !p->openssl_only &&
-	    dmt_xts_vaes_usable()) {
+	/* our VAES code: XTS, and CBC with AES-128/256 */
+	if (!ret && !p->openssl_only && dmt_xts_vaes_usable() &&
+	    (c->spec.mode == DMT_CRYPT_XTS || p->key_size != 24)) {
 		c->xk = dmt_secure_alloc(sizeof(*c->xk));
 		if (!c->xk)
 			ret = -ENOMEM;
-		else
+		else if (c->spec.mode == DMT_CRYPT_XTS)
 			dmt_xts_vaes_setkey(c->xk, p->key, p->key_size);
+		else
+			dmt_cbc_vaes_setkey(c->xk, p->key, p->key_size);
 	}
 	if (ret == -EINVAL)
 		dmt_reason_set(r, ret, DMT_REASON_CRYPT_BACKEND, "key", 0);
@@ -291,9 +294,10 @@ static int crypt_range(void *arg, unsigned int worker, uint64_t begin,
 		ret = make_ivs(c, w, j->list ? j->list + b : NULL,
 			       j->first + b, k, ivs);
 		if (!ret && c->xk)
-			dmt_xts_vaes_crypt(c->xk, j->enc, ivs, k,
-					   j->in + (size_t)b * ss,
-					   j->out + (size_t)b * ss, ss);
+			(c->spec.mode == DMT_CRYPT_XTS ? dmt_xts_vaes_crypt :
+							 dmt_cbc_vaes_crypt)(
+				c->xk, j->enc, ivs, k, j->in + (size_t)b * ss,
+				j->out + (size_t)b * ss, ss);
 		for (size_t i = 0; !ret && !c->xk && i < k; i++) {
 			size_t off = (size_t)(b + i) * ss;
 

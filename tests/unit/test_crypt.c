@@ -368,27 +368,32 @@ Test(crypt, secure_memory)
 	cr_expect_neq(memcmp(buf, (uint8_t[64]){ 0 }, 64), 0);
 }
 
-/* Our VAES XTS (where the CPU has it) against OpenSSL's, every size,
- * both key sizes, both directions, listed sectors too. */
-Test(crypt, own_xts_equals_openssl)
+/* Our VAES code (where the CPU has it: XTS, CBC with AES-128/256)
+ * against OpenSSL, every size and key size, both directions, sector
+ * counts that leave partial groups of 4 and 16. */
+Test(crypt, own_aes_equals_openssl, .timeout = 60)
 {
+	static const struct {
+		const char *cipher;
+		size_t ks;
+	} cases[] = { { "aes-xts-plain64", 64 },      { "aes-xts-plain", 32 },
+		      { "aes-cbc-essiv:sha256", 32 }, { "aes-cbc-plain64", 16 },
+		      { "aes-cbc-plain64", 32 } };
 	const unsigned int sizes[] = { 512, 1024, 2048, 4096 };
-	const size_t n = 300;
+	const size_t n = 301;
 	uint8_t key[64], *pt = malloc(n * 4096), *a = malloc(n * 4096),
 			 *b = malloc(n * 4096);
 
-	for (int ks = 32; ks <= 64; ks += 32) {
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
 		for (int si = 0; si < 4; si++) {
 			unsigned int ss = sizes[si];
 			struct dmt_crypt_params p = {
-				.cipher = si & 1 ? "aes-xts-plain" :
-						   "aes-xts-plain64",
-				.key = key, .key_size = (size_t)ks,
-				.sector_size = ss, .threads = 2,
-				.iv_offset = (uint64_t)si << 33 };
+				.cipher = cases[ci].cipher, .key = key,
+				.key_size = cases[ci].ks, .sector_size = ss,
+				.threads = 2, .iv_offset = (uint64_t)si << 33 };
 			struct dmt_crypt *fast, *ref;
 
-			th_fill_random(key, sizeof(key), (uint64_t)ks + si);
+			th_fill_random(key, sizeof(key), ci * 4 + si);
 			th_fill_random(pt, n * ss, ss);
 			cr_assert_eq(dmt_crypt_open(&fast, &p, NULL), 0);
 			p.openssl_only = true;
@@ -396,10 +401,15 @@ Test(crypt, own_xts_equals_openssl)
 			cr_expect_str_eq(dmt_crypt_engine_name(ref), "openssl");
 			cr_assert_eq(dmt_crypt_encrypt(fast, 12345, n, pt, a), 0);
 			cr_assert_eq(dmt_crypt_encrypt(ref, 12345, n, pt, b), 0);
-			cr_expect_eq(memcmp(a, b, n * ss), 0, "%s ks %d ss %u",
-				     dmt_crypt_engine_name(fast), ks, ss);
+			cr_expect_eq(memcmp(a, b, n * ss), 0, "%s %s ks %zu ss %u",
+				     dmt_crypt_engine_name(fast), p.cipher,
+				     p.key_size, ss);
+			/* in place, both ways */
 			cr_assert_eq(dmt_crypt_decrypt(fast, 12345, n, b, b), 0);
-			cr_expect_eq(memcmp(b, pt, n * ss), 0);
+			cr_expect_eq(memcmp(b, pt, n * ss), 0, "%s decrypt",
+				     p.cipher);
+			cr_assert_eq(dmt_crypt_encrypt(fast, 12345, n, b, b), 0);
+			cr_expect_eq(memcmp(a, b, n * ss), 0);
 			dmt_crypt_close(fast);
 			dmt_crypt_close(ref);
 		}

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Our own AES-XTS for the engine where it beats OpenSSL 3.0's (AES-NI,
- * one block per instruction): VAES + VPCLMULQDQ on 512-bit vectors, 16
- * blocks in flight.  Whole 16-byte blocks only (sectors never need
- * ciphertext stealing).  Not built on other architectures.
+ * Our own AES-XTS and AES-CBC for the engine where they beat OpenSSL
+ * 3.0's (AES-NI, one block per instruction, and CBC encryption one chain
+ * at a time): VAES + VPCLMULQDQ on 512-bit vectors, 16 blocks in flight;
+ * CBC encryption runs 16 sectors' chains side by side.  Whole 16-byte
+ * blocks only (sectors never need ciphertext stealing).  Not built on
+ * other architectures.
  */
-#ifndef DMT_LIB_CRYPT_XTS_ARCH_H
-#define DMT_LIB_CRYPT_XTS_ARCH_H
+#ifndef DMT_LIB_CRYPT_AES_ARCH_H
+#define DMT_LIB_CRYPT_AES_ARCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,6 +30,12 @@ void dmt_xts_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
 void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 			const uint8_t *ivs, size_t n, const uint8_t *in,
 			uint8_t *out, size_t len);
+/* CBC with a 16- or 32-byte key (AES-192 stays with OpenSSL). */
+void dmt_cbc_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
+			 size_t key_len);
+void dmt_cbc_vaes_crypt(const struct dmt_xts_key *k, bool enc,
+			const uint8_t *ivs, size_t n, const uint8_t *in,
+			uint8_t *out, size_t len);
 #else
 static inline bool dmt_xts_vaes_usable(void)
 {
@@ -43,6 +51,16 @@ static inline void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 				      size_t len)
 {
 }
+static inline void dmt_cbc_vaes_setkey(struct dmt_xts_key *k,
+				       const uint8_t *key, size_t key_len)
+{
+}
+static inline void dmt_cbc_vaes_crypt(const struct dmt_xts_key *k, bool enc,
+				      const uint8_t *ivs, size_t n,
+				      const uint8_t *in, uint8_t *out,
+				      size_t len)
+{
+}
 #endif
 
-#endif /* DMT_LIB_CRYPT_XTS_ARCH_H */
+#endif /* DMT_LIB_CRYPT_AES_ARCH_H */

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * AES-XTS with VAES/VPCLMULQDQ on 512-bit vectors (IEEE 1619): tweak
+ * AES-XTS and AES-CBC with VAES/VPCLMULQDQ on 512-bit vectors.
+ *
+ * XTS (IEEE 1619): tweak
  * T = AES_k2(IV); block j: C = AES_k1(P ^ T_j) ^ T_j, T_{j+1} = T_j * x in
  * GF(2^128) (little-endian, reduction 0x87).  Four tweaks per vector,
  * advanced by x^4 per vector with one carry-less multiply; four vectors
- * (16 blocks) in flight to cover the AES latency.  Compiled only with
+ * (16 blocks) in flight to cover the AES latency.
+ *
+ * CBC: encryption is serial within a sector, so 16 sectors are encrypted
+ * side by side (lane i of vector v is sector 4v + i); decryption is
+ * parallel within a sector (P_j = D(C_j) ^ C_{j-1}), 16 blocks at once.
+ * Compiled only with
  * its own ISA flags (mk/crypt.mk); used when the CPU has them.
  */
 #include <cpuid.h>
@@ -14,7 +21,7 @@
 #include <string.h>
 
 #include "lib/common/cpu.h"
-#include "lib/crypt/xts_arch.h"
+#include "lib/crypt/aes_arch.h"
 
 /* AVX-512 with OS state (and not masked off by a test) from lib/common;
  * CPUID leaf 7 ECX bits 9/10 (VAES, VPCLMULQDQ), leaf 1 ECX 25 (AES). */
@@ -90,6 +97,9 @@ static void expand256(const uint8_t *key, __m128i rk[15])
 	EXP256(14, 0x40);
 }
 
+static void store_keys(struct dmt_xts_key *k, const __m128i *ek,
+		       const __m128i *tk);
+
 void dmt_xts_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
 			 size_t key_len)
 {
@@ -104,6 +114,28 @@ void dmt_xts_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
 		expand256(key, ek);
 		expand256(key + half, tk);
 	}
+	store_keys(k, ek, tk);
+	OPENSSL_cleanse(ek, sizeof(ek));
+	OPENSSL_cleanse(tk, sizeof(tk));
+}
+
+void dmt_cbc_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
+			 size_t key_len)
+{
+	__m128i ek[15];
+
+	k->rounds = key_len == 16 ? 10 : 14;
+	if (key_len == 16)
+		expand128(key, ek);
+	else
+		expand256(key, ek);
+	store_keys(k, ek, ek);
+	OPENSSL_cleanse(ek, sizeof(ek));
+}
+
+static void store_keys(struct dmt_xts_key *k, const __m128i *ek,
+		       const __m128i *tk)
+{
 	for (unsigned int i = 0; i <= k->rounds; i++) {
 		__m128i d = i == 0 || i == k->rounds ?
 				    ek[k->rounds - i] :
@@ -113,8 +145,6 @@ void dmt_xts_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
 		_mm_store_si128((__m128i *)k->tk[i], tk[i]);
 		_mm_store_si128((__m128i *)k->dk[i], d);
 	}
-	OPENSSL_cleanse(ek, sizeof(ek));
-	OPENSSL_cleanse(tk, sizeof(tk));
 }
 
 /* ---- tweaks ---- */
@@ -237,4 +267,119 @@ void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 		}
 	}
 	OPENSSL_cleanse(pad, sizeof(pad));
+}
+
+/* ---- CBC ---- */
+
+#define AES4(op, x0, x1, x2, x3, rk, rounds, last)                            \
+	do {                                                                  \
+		unsigned int r_;                                              \
+		ROUNDS4(_mm512_xor_si512, x0, x1, x2, x3, rk[0]);             \
+		for (r_ = 1; r_ < rounds; r_++)                               \
+			ROUNDS4(op, x0, x1, x2, x3, rk[r_]);                  \
+		ROUNDS4(last, x0, x1, x2, x3, rk[r_]);                        \
+	} while (0)
+
+/* Block off of the four sectors p[0..3] in one vector, and back. */
+static inline __m512i gather4(const uint8_t *const *p, size_t off)
+{
+	__m512i v = _mm512_castsi128_si512(
+		_mm_loadu_si128((const __m128i *)(p[0] + off)));
+
+	v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(p[1] + off)), 1);
+	v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(p[2] + off)), 2);
+	return _mm512_inserti32x4(
+		v, _mm_loadu_si128((const __m128i *)(p[3] + off)), 3);
+}
+
+static inline void scatter4(uint8_t *const *p, size_t off, __m512i v)
+{
+	_mm_storeu_si128((__m128i *)(p[0] + off), _mm512_castsi512_si128(v));
+	_mm_storeu_si128((__m128i *)(p[1] + off), _mm512_extracti32x4_epi32(v, 1));
+	_mm_storeu_si128((__m128i *)(p[2] + off), _mm512_extracti32x4_epi32(v, 2));
+	_mm_storeu_si128((__m128i *)(p[3] + off), _mm512_extracti32x4_epi32(v, 3));
+}
+
+/* Up to 16 sectors side by side; missing lanes repeat the last sector
+ * (same input, same output: their stores are harmless). */
+static void cbc_encrypt16(const __m512i *rk, unsigned int rounds,
+			  const uint8_t *ivs, size_t m, const uint8_t *in,
+			  uint8_t *out, size_t len)
+{
+	const uint8_t *ip[16];
+	uint8_t *op[16];
+	uint8_t iv[256];
+	__m512i c0, c1, c2, c3;
+
+	for (size_t i = 0; i < 16; i++) {
+		size_t s = i < m ? i : m - 1;
+
+		ip[i] = in + s * len;
+		op[i] = out + s * len;
+		memcpy(iv + 16 * i, ivs + 16 * s, 16);
+	}
+	c0 = _mm512_loadu_si512(iv);
+	c1 = _mm512_loadu_si512(iv + 64);
+	c2 = _mm512_loadu_si512(iv + 128);
+	c3 = _mm512_loadu_si512(iv + 192);
+	for (size_t off = 0; off < len; off += 16) {
+		c0 = _mm512_xor_si512(c0, gather4(ip, off));
+		c1 = _mm512_xor_si512(c1, gather4(ip + 4, off));
+		c2 = _mm512_xor_si512(c2, gather4(ip + 8, off));
+		c3 = _mm512_xor_si512(c3, gather4(ip + 12, off));
+		AES4(_mm512_aesenc_epi128, c0, c1, c2, c3, rk, rounds,
+		     _mm512_aesenclast_epi128);
+		scatter4(op, off, c0);
+		scatter4(op + 4, off, c1);
+		scatter4(op + 8, off, c2);
+		scatter4(op + 12, off, c3);
+	}
+}
+
+/* One sector; in == out works: predecessors come from registers. */
+static void cbc_decrypt1(const __m512i *rk, unsigned int rounds,
+			 const uint8_t *iv, const uint8_t *in, uint8_t *out,
+			 size_t len)
+{
+	__m512i carry = _mm512_inserti32x4(
+		_mm512_setzero_si512(), _mm_loadu_si128((const __m128i *)iv), 3);
+
+	for (size_t off = 0; off + 256 <= len; off += 256) {
+		__m512i c0 = _mm512_loadu_si512(in + off),
+			c1 = _mm512_loadu_si512(in + off + 64),
+			c2 = _mm512_loadu_si512(in + off + 128),
+			c3 = _mm512_loadu_si512(in + off + 192);
+		__m512i x0 = c0, x1 = c1, x2 = c2, x3 = c3;
+
+		AES4(_mm512_aesdec_epi128, x0, x1, x2, x3, rk, rounds,
+		     _mm512_aesdeclast_epi128);
+		/* predecessor of lane i is the block one lane down */
+		x0 = _mm512_xor_si512(x0, _mm512_alignr_epi64(c0, carry, 6));
+		x1 = _mm512_xor_si512(x1, _mm512_alignr_epi64(c1, c0, 6));
+		x2 = _mm512_xor_si512(x2, _mm512_alignr_epi64(c2, c1, 6));
+		x3 = _mm512_xor_si512(x3, _mm512_alignr_epi64(c3, c2, 6));
+		carry = c3;
+		_mm512_storeu_si512(out + off, x0);
+		_mm512_storeu_si512(out + off + 64, x1);
+		_mm512_storeu_si512(out + off + 128, x2);
+		_mm512_storeu_si512(out + off + 192, x3);
+	}
+}
+
+void dmt_cbc_vaes_crypt(const struct dmt_xts_key *k, bool enc,
+			const uint8_t *ivs, size_t n, const uint8_t *in,
+			uint8_t *out, size_t len)
+{
+	__m512i rk[15];
+
+	for (unsigned int i = 0; i <= k->rounds; i++)
+		rk[i] = _mm512_broadcast_i32x4(_mm_load_si128(
+			(const __m128i *)(enc ? k->ek[i] : k->dk[i])));
+	for (size_t s = 0; enc && s < n; s += 16)
+		cbc_encrypt16(rk, k->rounds, ivs + 16 * s,
+			      n - s < 16 ? n - s : 16, in + s * len,
+			      out + s * len, len);
+	for (size_t s = 0; !enc && s < n; s++)
+		cbc_decrypt1(rk, k->rounds, ivs + 16 * s, in + s * len,
+			     out + s * len, len);
 }
