@@ -46,9 +46,10 @@ endif
 # API.  Every header has one spelling: <dmt/x.h> for the public API, the
 # path from the top of the tree ("lib/common/cpu.h") for the rest.
 LIB_SRCS := $(wildcard lib/common/*.c lib/hash/*.c lib/hash/s390/*.c \
-	lib/verity/*.c lib/fec/*.c lib/integrity/*.c lib/sign/*.c lib/fsverity/*.c)
+	lib/verity/*.c lib/fec/*.c lib/integrity/*.c lib/sign/*.c \
+	lib/fsverity/*.c lib/crypt/*.c)
 ifeq ($(ARCH),x86_64)
-LIB_SRCS += $(wildcard lib/hash/arch/x86_*.c)
+LIB_SRCS += $(wildcard lib/hash/arch/x86_*.c lib/crypt/arch/x86_*.c)
 endif
 ifeq ($(ARCH),aarch64)
 LIB_SRCS += $(wildcard lib/hash/arch/arm64_*.c)
@@ -76,6 +77,9 @@ ISA_FLAGS_x86_sha512_avx512 := -mavx512f -mavx512vl -mavx512bw
 ISA_FLAGS_x86_sha512_avx2 := -mavx2
 ISA_FLAGS_x86_crc32c_sse42 := -msse4.2 -mpclmul
 ISA_FLAGS_x86_gf256_gfni := -mavx512f -mavx512bw -mgfni
+# our own AES-XTS and AES-CBC (lib/crypt): VAES on 512-bit vectors
+ISA_FLAGS_x86_aes_vaes := -maes -msse4.1 -mavx512f -mavx512bw -mavx512vl \
+	-mvaes -mvpclmulqdq
 ISA_FLAGS_x86_gf256_avx2 := -mavx2
 ISA_FLAGS_x86_gf256_ssse3 := -mssse3
 ISA_FLAGS_arm64_sha256_ce := -march=armv8-a+crypto

@@ -21,9 +21,9 @@ PCFILE := $(O)/libdmt.pc
 LIB_PIC_OBJS := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS))
 PUBLIC_HEADERS := $(wildcard include/dmt/*.h)
 
-# What the library itself links against (the tools add popt, uuid, json-c);
+# What the library itself links against (the tools add popt);
 # the static link in check-install fails if this list misses one.
-LIB_PKGS := libcrypto libxxhash
+LIB_PKGS := libcrypto libxxhash json-c uuid $(if $(CRYPT_LIBS),libargon2)
 LIB_DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS) 2>/dev/null || echo -lcrypto -lxxhash)
 
 # A library that is only ever called through its API: nobody interposes its

@@ -23,12 +23,17 @@ build|check)
 	has_pc json-c || add libjson-c-dev
 	has_pc libxxhash || has_hdr xxhash.h || add libxxhash-dev
 	has_pc criterion || has_hdr criterion/criterion.h || add libcriterion-dev
-	# veritysetup is the oracle of the compatibility tests
+	# lib/crypt: Argon2 (the library cryptsetup uses); the crypt tests
+	# link libcryptsetup as their oracle
+	has_pc libargon2 || has_hdr argon2.h || add libargon2-dev
+	has_pc libcryptsetup || has_hdr libcryptsetup.h || add libcryptsetup-dev
+	# veritysetup and cryptsetup are oracles of the compatibility tests
 	[ "$step" = check ] && { has_cmd veritysetup || [ -x /usr/sbin/veritysetup ] || add cryptsetup-bin; }
 	# libfsverity and `fsverity digest` (fsverity-utils) are the oracles of
 	# the fs-verity tests and of testdata/fsverity/mkvectors.sh
 	[ "$step" = check ] && { has_pc libfsverity || add libfsverity-dev; }
 	[ "$step" = check ] && { has_cmd fsverity || add fsverity; }
+	[ "$step" = check ] && { has_cmd cryptsetup || [ -x /usr/sbin/cryptsetup ] || add cryptsetup-bin; }
 	;;
 bench)
 	has_cmd veritysetup || [ -x /usr/sbin/veritysetup ] || add cryptsetup-bin

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/*
+ * File to file through the engine with the I/O overlapped: a reader
+ * thread fills chunks ahead, the caller's thread encrypts them (over the
+ * engine's workers), a writer thread writes them behind.  A ring of
+ * STREAM_BUFS chunks bounds the memory; every chunk goes through the
+ * states EMPTY -> READ -> CRYPTED -> EMPTY in order.
+ */
+#include <dmt/crypt.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dmt/io.h>
+
+#define STREAM_BUFS 4
+
+enum { BUF_EMPTY, BUF_READ, BUF_CRYPTED };
+
+struct stream {
+	struct dmt_crypt *c;
+	const struct dmt_crypt_stream *s;
+	size_t chunk;			/* bytes, a multiple of sector_size */
+	uint64_t nchunks, padded;	/* padded: bytes rounded to sectors */
+	uint8_t *buf[STREAM_BUFS];
+	int state[STREAM_BUFS];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int err;			/* first error, stops everyone */
+};
+
+static uint64_t chunk_len(const struct stream *st, uint64_t i)
+{
+	uint64_t off = i * st->chunk;
+
+	return st->padded - off < st->chunk ? st->padded - off : st->chunk;
+}
+
+/* Waits until buffer b is in state want (or an error); returns err. */
+static int wait_state(struct stream *st, int b, int want)
+{
+	int err;
+
+	pthread_mutex_lock(&st->lock);
+	while (!st->err && st->state[b] != want)
+		pthread_cond_wait(&st->cond, &st->lock);
+	err = st->err;
+	pthread_mutex_unlock(&st->lock);
+	return err;
+}
+
+static void set_state(struct stream *st, int b, int state, int err)
+{
+	pthread_mutex_lock(&st->lock);
+	if (err && !st->err)
+		st->err = err;
+	st->state[b] = state;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+}
+
+static void *reader(void *arg)
+{
+	struct stream *st = arg;
+	const struct dmt_crypt_stream *s = st->s;
+
+	for (uint64_t i = 0; i < st->nchunks; i++) {
+		int b = (int)(i % STREAM_BUFS), err;
+		uint64_t off = i * st->chunk, len = chunk_len(st, i);
+		uint64_t have = s->bytes - off < len ? s->bytes - off : len;
+
+		if (wait_state(st, b, BUF_EMPTY))
+			break;
+		/* the last sector past the input's end is zeros */
+		memset(st->buf[b] + have, 0, len - have);
+		err = dmt_pread_full(s->in, st->buf[b], have, s->in_offset + off);
+		set_state(st, b, BUF_READ, err);
+		if (err)
+			break;
+	}
+	return NULL;
+}
+
+static void *writer(void *arg)
+{
+	struct stream *st = arg;
+	const struct dmt_crypt_stream *s = st->s;
+
+	for (uint64_t i = 0; i < st->nchunks; i++) {
+		int b = (int)(i % STREAM_BUFS), err;
+		uint64_t off = i * st->chunk, len = chunk_len(st, i);
+
+		if (wait_state(st, b, BUF_CRYPTED))
+			break;
+		err = dmt_pwrite_full(s->out, st->buf[b], len,
+				      s->out_offset + off);
+		if (!err && s->progress.fn &&
+		    s->progress.fn(s->progress.ctx, off + len, st->padded))
+			err = -EINTR;
+		set_state(st, b, BUF_EMPTY, err);
+		if (err)
+			break;
+	}
+	return NULL;
+}
+
+static int crypt_chunks(struct stream *st)
+{
+	const struct dmt_crypt_stream *s = st->s;
+	unsigned int ss = dmt_crypt_sector_size(st->c);
+
+	for (uint64_t i = 0; i < st->nchunks; i++) {
+		int b = (int)(i % STREAM_BUFS), err;
+		uint64_t len = chunk_len(st, i);
+		uint64_t first = s->first_sector + i * (st->chunk / ss);
+
+		if (wait_state(st, b, BUF_READ))
+			break;
+		err = s->encrypt ?
+			      dmt_crypt_encrypt(st->c, first, len / ss,
+						st->buf[b], st->buf[b]) :
+			      dmt_crypt_decrypt(st->c, first, len / ss,
+						st->buf[b], st->buf[b]);
+		set_state(st, b, BUF_CRYPTED, err);
+		if (err)
+			break;
+	}
+	return 0;
+}
+
+static int stream_setup(struct stream *st)
+{
+	unsigned int ss = dmt_crypt_sector_size(st->c);
+
+	st->chunk = DMT_IO_CHUNK * 4 / ss * ss;
+	st->padded = (st->s->bytes + ss - 1) / ss * ss;
+	st->nchunks = (st->padded + st->chunk - 1) / st->chunk;
+	for (int b = 0; b < STREAM_BUFS; b++) {
+		st->buf[b] = aligned_alloc(4096, st->chunk);
+		if (!st->buf[b])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int dmt_crypt_stream_run(struct dmt_crypt *c, const struct dmt_crypt_stream *s)
+{
+	struct stream st = { .c = c, .s = s };
+	pthread_t rt, wt;
+	bool have_r = false, have_w = false;
+	int ret;
+
+	pthread_mutex_init(&st.lock, NULL);
+	pthread_cond_init(&st.cond, NULL);
+	ret = stream_setup(&st);
+	if (ret || !st.nchunks)
+		goto out;
+	have_r = !pthread_create(&rt, NULL, reader, &st);
+	have_w = have_r && !pthread_create(&wt, NULL, writer, &st);
+	if (!have_w) {
+		set_state(&st, 0, BUF_EMPTY, -EAGAIN);
+	} else {
+		crypt_chunks(&st);
+	}
+	if (have_r)
+		pthread_join(rt, NULL);
+	if (have_w)
+		pthread_join(wt, NULL);
+	ret = st.err;
+out:
+	for (int b = 0; b < STREAM_BUFS; b++) {
+		/* plaintext passed through these */
+		if (st.buf[b])
+			dmt_secure_wipe(st.buf[b], st.chunk);
+		free(st.buf[b]);
+	}
+	pthread_cond_destroy(&st.cond);
+	pthread_mutex_destroy(&st.lock);
+	return ret;
+}

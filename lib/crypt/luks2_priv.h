@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals of lib/crypt's LUKS2 code, shared by its files only. */
+#ifndef DMT_LIB_CRYPT_LUKS2_PRIV_H
+#define DMT_LIB_CRYPT_LUKS2_PRIV_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+
+#include <dmt/luks2.h>
+
+#define LUKS2_MAGIC_1ST "LUKS\xba\xbe"
+#define LUKS2_MAGIC_2ND "SKUL\xba\xbe"
+#define LUKS2_MAGIC_LEN 6
+#define LUKS2_SALT_LEN 64
+#define LUKS2_CSUM_LEN 64
+#define LUKS2_CSUM_ALG_LEN 32
+#define LUKS2_LABEL_LEN 48
+#define LUKS2_UUID_LEN 40
+#define LUKS2_AREA_ALIGN 4096
+
+/* The binary header's fields (host order), without the checksum. */
+struct luks2_bin {
+	uint64_t hdr_size, seqid, hdr_offset;
+	char label[LUKS2_LABEL_LEN], subsystem[LUKS2_LABEL_LEN];
+	char csum_alg[LUKS2_CSUM_ALG_LEN], uuid[LUKS2_UUID_LEN];
+	uint8_t salt[LUKS2_SALT_LEN];
+};
+
+struct dmt_luks2 {
+	json_object *jobj;		/* the whole metadata */
+	struct luks2_bin bin;		/* the primary's fields */
+	uint8_t salt2[LUKS2_SALT_LEN];	/* the secondary's salt */
+	uint64_t keyslots_size;
+	uint64_t data_offset;		/* created handles: what write pads to */
+	int loaded_copy;
+	struct dmt_file *src;		/* loaded from (not owned) */
+	uint8_t *vk;			/* secure memory, or NULL */
+	size_t vk_len;
+	/* encrypted AF material of keyslots added here, for write */
+	uint8_t *material[DMT_LUKS2_KEYSLOTS_MAX];
+	size_t material_len[DMT_LUKS2_KEYSLOTS_MAX];
+	uint64_t material_off[DMT_LUKS2_KEYSLOTS_MAX];
+};
+
+/* luks2_disk.c: encode with checksum; decode after its checks */
+int luks2_bin_encode(const struct luks2_bin *b, bool secondary,
+		     const char *json_area, uint8_t *out);
+int luks2_read_copy(struct dmt_file *f, uint64_t off, bool secondary,
+		    struct luks2_bin *b, char **json_area, const char **why);
+
+/* luks2_json.c */
+json_object *luks2_json_new(const struct dmt_luks2_params *p,
+			    const char *cipher, size_t vk_len,
+			    uint64_t data_offset, uint64_t metadata_size,
+			    uint64_t keyslots_size, const uint8_t *dsalt,
+			    const uint8_t *digest, size_t digest_len);
+int luks2_json_validate(json_object *j, uint64_t hdr_size,
+			uint64_t *keyslots_size, const char **why);
+json_object *luks2_json_get(json_object *j, const char *path);
+int luks2_json_u64(json_object *j, const char *path, uint64_t *v);
+const char *luks2_json_str(json_object *j, const char *path);
+json_object *luks2_u64_obj(uint64_t v);
+char *luks2_base64(const uint8_t *b, size_t len);
+int luks2_unbase64(const char *s, uint8_t *out, size_t max, size_t *len);
+
+/* luks2_kdf.c */
+int luks2_digest_compute(const char *hash, uint32_t iterations,
+			 const uint8_t *vk, size_t vk_len, const uint8_t *salt,
+			 uint8_t *digest, size_t digest_len);
+int luks2_area_crypt(const char *cipher, const uint8_t *key, size_t key_len,
+		     bool enc, uint8_t *buf, size_t len, struct dmt_reason *r);
+
+#endif /* DMT_LIB_CRYPT_LUKS2_PRIV_H */
