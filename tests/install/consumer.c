@@ -12,7 +12,7 @@
  *	level by level with a dmt_hasher; the caller compares it with what
  *	verity-tool writes for the same file and salt.
  */
-#include <dmt/hash.h>
+#include <dmt/dmt.h>	/* the umbrella: every public header */
 
 #include <errno.h>
 #include <stdio.h>
