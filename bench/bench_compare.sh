@@ -108,7 +108,7 @@ run_cmd() {	# SIDE LINE
 	w=""
 	for f in $warm; do w="$w $dir/$f"; done
 	D=$d H=$dir/ref.hash I=$dir/ref.img O=$o
-	# shellcheck disable=SC2086 # the words of args are the arguments
+	# shellcheck disable=SC2046 # the words of args are the arguments
 	set -- $(echo "$args" | sed "s|\$D|$D|g; s|\$H|$H|g; s|\$I|$I|g; s|\$O|$O|g")
 	tool=$1
 	shift

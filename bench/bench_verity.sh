@@ -109,8 +109,10 @@ engine_rate() {	# <backend> <threads>: GB/s of bench_hash -t
 	[ -x "$bh" ] || return 0
 	"$bh" -q -t "$2" -e "sha256=$1" 2>/dev/null | awk '{ print $1 }'
 }
+# shellcheck disable=SC2046 # "backend threads": two words
 set -- $(engine_of build dense.img h.img --salt $salt --uuid $uuid)
 eng_n=${1:-?} threads_n=${2:-0}
+# shellcheck disable=SC2046
 set -- $(engine_of build dense.img h.img --salt $salt --uuid $uuid --threads 1)
 eng_1=${1:-?}
 rate_n=$(engine_rate "$eng_n" "$threads_n")
