@@ -12,7 +12,7 @@ OLD ?=
 
 bench-compare: $(O)/verity-tool $(O)/integrity-tool
 	$(Q)[ -n "$(OLD)" ] || { echo "bench-compare: give OLD=<dir with the old verity-tool and integrity-tool>, e.g. make bench-compare OLD=/work/before" >&2; exit 1; }
-	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench time
+	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench-compare time
 	$(Q)mkdir -p $(O)/bench
 	BENCH_COMPARE_TSV=$(abspath $(O)/bench/compare.tsv) \
 		sh bench/bench_compare.sh $(OLD) $(O)
