@@ -111,10 +111,11 @@ engine_rate() {	# <backend> <threads>: GB/s of bench_hash -t
 }
 # shellcheck disable=SC2046 # "backend threads": two words
 set -- $(engine_of build dense.img h.img --salt $salt --uuid $uuid)
-eng_n=${1:-?} threads_n=${2:-0}
+# (if -v says something else: the listed default, all CPUs)
+eng_n=${1:-$engine} threads_n=${2:-$(nproc)}
 # shellcheck disable=SC2046
 set -- $(engine_of build dense.img h.img --salt $salt --uuid $uuid --threads 1)
-eng_1=${1:-?}
+eng_1=${1:-$engine}
 rate_n=$(engine_rate "$eng_n" "$threads_n")
 rate_1=$(engine_rate "$eng_1" 1)
 rm -f h.img verify.img
