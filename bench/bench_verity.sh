@@ -98,7 +98,7 @@ bench vt-verify-1 dense.img "$VT verify dense.img verify.img $root --threads 1"
 bench vt-verify dense.img "$VT verify dense.img verify.img $root"
 
 # The engine alone, with the backend and thread count the tool reported.
-# engine_of <threads option> <command>: "backend threads" from -v
+# engine_of <verity-tool arguments>: "backend threads" from its -v
 engine_of() {
 	rm -f h.img
 	"$VT" "$@" -v 2>&1 >/dev/null |
