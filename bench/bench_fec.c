@@ -6,6 +6,9 @@
  *
  *   bench_fec encode|check DATA HASH FEC ROOTS BLOCK_SIZE [THREADS]
  *
+ * stdout: the seconds, then the GF(2^8) backend (DMT_ENGINE may force one,
+ * e.g. gf256=portable), e.g. "1.234 gfni".
+ *
  * The hash tree must start at block 1 (superblock at offset 0, the
  * veritysetup default); data blocks = size of DATA / BLOCK_SIZE.
  */
@@ -16,6 +19,7 @@
 #include <time.h>
 
 #include <dmt/fec.h>
+#include <dmt/hash.h>
 #include <dmt/io.h>
 #include <dmt/threads.h>
 
@@ -63,6 +67,7 @@ int main(int argc, char **argv)
 	p.block_size = (uint32_t)strtoul(argv[6], NULL, 0);
 	p.threads = argc > 7 ? (unsigned int)strtoul(argv[7], NULL, 0) : 0;
 	p.hash_start = 1;
+	p.engine = getenv(DMT_ENGINE_ENV);
 	r = dmt_file_open(&data, argv[2], DMT_OPEN_READ);
 	if (!r)
 		r = dmt_file_open(&hash, argv[3], DMT_OPEN_READ);
@@ -94,8 +99,8 @@ int main(int argc, char **argv)
 	}
 	if (!encode)
 		dmt_fec_layout(&p, &l);
-	/* stdout: seconds, then details */
-	printf("%.3f\n", t);
+	/* stdout: seconds and backend, then details */
+	printf("%.3f %s\n", t, dmt_engine_resolve(p.engine, "gf256") ?: "?");
 	fprintf(stderr, "bench_fec %s: roots %u, %llu covered blocks, %llu "
 		"rounds, %llu parity bytes, %u threads: %.3f s, %.0f MiB/s\n",
 		argv[1], p.roots, (unsigned long long)l.fec_blocks,

@@ -5,12 +5,18 @@
 # Usage: bench_verity.sh <build dir> [<work dir>] [-q]
 #   work dir: where the 2 GiB test files live (default <build dir>/bench/
 #   verity; they are reused between runs).  -q: 3 runs instead of 5.
+#   BENCH_VERITY_SIZE: data size (default 2G; 512M for a quick run).
+#   BENCH_SUMMARY_DIR: where to write summary-verity.tsv (issue 15's
+#   tool vs engine ratios, see bench_summary.sh); needs
+#   <build dir>/bench/bench_hash.
 #
 # Measures (hyperfine, cache warmed before every run, hash file removed):
 #   format / build: veritysetup vs verity-tool --threads 1 vs default threads
 #   verify: the same three
 #   verity-tool on a 2 GiB sparse file (10% data) vs the dense file
 #   --hash sha512 and --hash sha1 on all cores vs veritysetup
+#   the engine alone (bench_hash -t): the same backend hashing 4 KiB
+#   blocks from memory on as many threads as the tool, and on one
 # and prints median wall time, CPU time (user+sys) and the ratios next to
 # the targets of issue 3.  On a shared machine the wall-clock ratios need
 # idle cores (the load is printed); the CPU-time ratios do not.
@@ -23,6 +29,7 @@ runs=5
 [ "${2:-}" = -q ] && work=$build/bench/verity
 
 VT=$(cd "$build" && pwd)/verity-tool
+bh=$(cd "$build" && pwd)/bench/bench_hash
 PATH=$PATH:/usr/sbin:/sbin
 command -v veritysetup >/dev/null || { echo "veritysetup not found" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "hyperfine not found" >&2; exit 1; }
@@ -30,22 +37,23 @@ command -v hyperfine >/dev/null || { echo "hyperfine not found" >&2; exit 1; }
 
 mkdir -p "$work"
 cd "$work"
-size=$((2 << 30))
+size=$(numfmt --from=iec "${BENCH_VERITY_SIZE:-2G}")
+sizename=$(numfmt --to=iec "$size")
 salt=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 uuid=12345678-1234-1234-1234-123456789abc
 
 fsize() { stat -c %s "$1" 2>/dev/null || echo 0; }
 if [ "$(fsize dense.img)" != $size ]; then
-	echo "creating dense.img (2 GiB random)" >&2
+	echo "creating dense.img ($sizename random)" >&2
 	openssl enc -aes-128-ctr -nosalt -pass pass:bench -pbkdf2 \
 		-in /dev/zero 2>/dev/null | head -c $size >dense.img
 fi
 if [ "$(fsize sparse.img)" != $size ]; then
-	echo "creating sparse.img (2 GiB, 1 MiB of data every 10 MiB)" >&2
+	echo "creating sparse.img ($sizename, 1 MiB of data every 10 MiB)" >&2
 	rm -f sparse.img
 	truncate -s $size sparse.img
 	i=0
-	while [ $((i * 10)) -lt 2048 ]; do
+	while [ $((i * 10)) -lt $((size >> 20)) ]; do
 		dd if=dense.img of=sparse.img bs=1M count=1 skip=$((i * 10)) \
 			seek=$((i * 10)) conv=notrunc status=none
 		i=$((i + 1))
@@ -88,7 +96,29 @@ mv h.img verify.img
 bench vs-verify dense.img "veritysetup verify dense.img verify.img $root"
 bench vt-verify-1 dense.img "$VT verify dense.img verify.img $root --threads 1"
 bench vt-verify dense.img "$VT verify dense.img verify.img $root"
-rm -f verify.img
+
+# The engine alone, with the backend and thread count the tool reported.
+# engine_of <verity-tool arguments>: "backend threads" from its -v
+engine_of() {
+	rm -f h.img
+	"$VT" "$@" -v 2>&1 >/dev/null |
+		sed -n 's/.* by the \([^ ]*\) engine on \([0-9]*\) thread.*/\1 \2/p' |
+		head -n1
+}
+engine_rate() {	# <backend> <threads>: GB/s of bench_hash -t
+	[ -x "$bh" ] || return 0
+	"$bh" -q -t "$2" -e "sha256=$1" 2>/dev/null | awk '{ print $1 }'
+}
+# shellcheck disable=SC2046 # "backend threads": two words
+set -- $(engine_of build dense.img h.img --salt $salt --uuid $uuid)
+# (if -v says something else: the listed default, all CPUs)
+eng_n=${1:-$engine} threads_n=${2:-$(nproc)}
+# shellcheck disable=SC2046
+set -- $(engine_of build dense.img h.img --salt $salt --uuid $uuid --threads 1)
+eng_1=${1:-$engine}
+rate_n=$(engine_rate "$eng_n" "$threads_n")
+rate_1=$(engine_rate "$eng_1" 1)
+rm -f h.img verify.img
 
 for h in sha512 sha1; do
 	bench vs-$h dense.img "$vs_fmt --hash $h"
@@ -97,12 +127,37 @@ done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
+if [ -n "${BENCH_SUMMARY_DIR:-}" ]; then
+	# issue 15 item 4: the tool's bytes/s over the engine's own rate
+	awk -v size="$size" -v rn="${rate_n:-0}" -v r1="${rate_1:-0}" \
+		-v en="$eng_n" -v e1="$eng_1" -v tn="$threads_n" '
+	{ wall[$1] = $2 }
+	function row(key, name, rate, eng, t,   gbs) {
+		gbs = size / 1e9 / wall[name]
+		printf "%s\t%.2f\t%s\ttool %.2f GB/s vs engine %.2f GB/s, %s thread%s, cached\n",
+			key, (rate > 0 ? gbs / rate : 0), eng, gbs, rate, t,
+			(t == 1 ? "" : "s")
+	}
+	END {
+		row("verity-build", "vt-build", rn, en, tn)
+		row("verity-verify", "vt-verify", rn, en, tn)
+		row("verity-build-1", "vt-build-1", r1, e1, 1)
+		row("verity-verify-1", "vt-verify-1", r1, e1, 1)
+	}' "$results" >"$BENCH_SUMMARY_DIR/summary-verity.tsv"
+fi
+
 # report: wall = median, cpu = user + system of the mean
-awk -v runs=$runs '
+awk -v runs=$runs -v size="$size" -v sizename="$sizename" \
+	-v rn="${rate_n:-0}" -v r1="${rate_1:-0}" -v en="$eng_n" -v e1="$eng_1" \
+	-v tn="$threads_n" '
 { wall[$1] = $2; cpu[$1] = $3 + $4; order[n++] = $1 }
 function row(name, what) {
 	printf "| %-34s | %6.3f s | %6.2f GB/s | %6.3f s |\n", what, wall[name],
-		2.147483648 / wall[name], cpu[name]
+		size / 1e9 / wall[name], cpu[name]
+}
+function engine(what, rate, name, eng) {
+	printf "| %-44s | %5.2f GB/s | %5.2f GB/s | %5.2f |\n", what,
+		size / 1e9 / wall[name], rate, (rate > 0 ? size / 1e9 / wall[name] / rate : 0)
 }
 function ratio(a, b, what, target,   w, c) {
 	w = wall[a] / wall[b]; c = cpu[a] / cpu[b]
@@ -110,7 +165,7 @@ function ratio(a, b, what, target,   w, c) {
 		(w >= target ? "met" : (c >= target ? "met in CPU time" : "MISSED"))
 }
 END {
-	printf "2 GiB, sha256 unless noted, %d runs, median wall time, CPU = user+sys\n\n", runs
+	printf "%s, sha256 unless noted, %d runs, median wall time, CPU = user+sys\n\n", sizename, runs
 	printf "| command | wall | throughput | CPU |\n|---|---|---|---|\n"
 	row("vs-format", "veritysetup format")
 	row("vt-build-1", "verity-tool build --threads 1")
@@ -131,4 +186,9 @@ END {
 	ratio("vt-build", "vt-sparse", "sparse (10% data) vs dense", 5)
 	ratio("vs-sha512", "vt-sha512", "sha512, all cores vs veritysetup", 1.8)
 	ratio("vs-sha1", "vt-sha1", "sha1, all cores vs veritysetup", 1.8)
+	printf "\n| tool vs engine alone (bench_hash -t, 4 KiB) | tool | engine | ratio |\n|---|---|---|---|\n"
+	engine("build, " tn " threads, " en, rn, "vt-build")
+	engine("verify, " tn " threads, " en, rn, "vt-verify")
+	engine("build --threads 1, " e1, r1, "vt-build-1")
+	engine("verify --threads 1, " e1, r1, "vt-verify-1")
 }' "$results"

@@ -5,7 +5,7 @@
 BENCH_FEC := $(O)/bench/bench_fec
 
 .PHONY: bench-fec
-bench: bench-fec
+bench-all: bench-fec
 
 $(BENCH_FEC): $(O)/bench/bench_fec.o $(LIB)
 	$(qecho) LD $@
@@ -13,5 +13,7 @@ $(BENCH_FEC): $(O)/bench/bench_fec.o $(LIB)
 
 bench-fec: $(BENCH_FEC)
 	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench
-	BENCH_FEC=$(abspath $(BENCH_FEC)) sh bench/bench_fec.sh
+	$(Q)mkdir -p $(O)/bench && rm -f $(O)/bench/summary-fec.tsv
+	BENCH_FEC=$(abspath $(BENCH_FEC)) BENCH_SUMMARY_DIR=$(abspath $(O)/bench) \
+		sh bench/bench_fec.sh
 -include $(O)/bench/bench_fec.d

@@ -4,8 +4,10 @@
 #   make bench-integrity BENCH_INTEGRITY_SIZE=512M BENCH_INTEGRITY_RUNS=3
 
 .PHONY: bench-integrity
-bench: bench-integrity
+bench-all: bench-integrity
 
 bench-integrity: $(O)/integrity-tool
-	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench time
-	INTEGRITY_TOOL=$(abspath $(O)/integrity-tool) sh bench/bench_integrity.sh
+	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench time util-linux
+	$(Q)mkdir -p $(O)/bench && rm -f $(O)/bench/summary-integrity.tsv
+	INTEGRITY_TOOL=$(abspath $(O)/integrity-tool) \
+		BENCH_SUMMARY_DIR=$(abspath $(O)/bench) sh bench/bench_integrity.sh
