@@ -8,3 +8,4 @@ $(AUTHIMG): $(O)/tests/kernel/tool/authimg.o $(LIB)
 	$(qecho) LD $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
 test-build: $(AUTHIMG)
+check-kernel: $(AUTHIMG)

@@ -3,7 +3,8 @@
  * Test-only front end of the authenticated LUKS2 library for the kernel
  * cases (until crypt-tool has --integrity):
  *   authimg format -c CIPHER -i INTEGRITY [-k KEYBYTES] [-s SECTOR]
- *                  -p PASSFILE -d PAYLOAD [-H HEADER] [-S SIZE] [-w] IMAGE
+ *                  -p PASSFILE -d PAYLOAD [-H HEADER] [-S SIZE] [-O DATA_OFFSET]
+ *                  [-w] IMAGE
  *   authimg check  -p PASSFILE [-H HEADER] IMAGE
  *   authimg decrypt -p PASSFILE [-H HEADER] [-f] IMAGE OUTPUT
  * check prints "bad <512-byte sector>" per failing sector (all of them,
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
 	const char *hdr = NULL, *cmd = argc > 1 ? argv[1] : "";
 	unsigned int ss = 4096;
 	size_t kb = 0;
-	uint64_t size = 0;
+	uint64_t size = 0, doff = 0;
 	bool wipe = false, force = false;
 	struct dmt_file fh, fd, fp, fo;
 	struct dmt_luks2 *h = NULL;
@@ -63,7 +64,7 @@ int main(int argc, char **argv)
 	int c, ret;
 
 	optind = 2;
-	while ((c = getopt(argc, argv, "c:i:k:s:p:d:H:S:wf")) != -1) {
+	while ((c = getopt(argc, argv, "c:i:k:s:p:d:H:S:O:wf")) != -1) {
 		switch (c) {
 		case 'c': cipher = optarg; break;
 		case 'i': integ = optarg; break;
@@ -73,6 +74,7 @@ int main(int argc, char **argv)
 		case 'd': payload = optarg; break;
 		case 'H': hdr = optarg; break;
 		case 'S': size = strtoull(optarg, NULL, 0); break;
+		case 'O': doff = strtoull(optarg, NULL, 0); break;
 		case 'w': wipe = true; break;
 		case 'f': force = true; break;
 		default: return 1;
@@ -89,6 +91,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "format")) {
 		struct dmt_auth_spec s;
 		struct dmt_luks2_params lp = { .sector_size = ss,
+					       .data_offset = doff,
 					       .detached = hdr != NULL };
 		struct dmt_luks2_keyslot_params kp = {
 			.keyslot = -1,
