@@ -395,3 +395,72 @@ Test(crypt_auth, libcryptsetup_reads_our_headers)
 	}
 }
 #endif
+
+/* Against what cryptsetup 2.6.1 + kernel 6.1 made (testdata/crypt/auth):
+ * the same segment JSON, volume key size, config, and a byte-identical
+ * dm-integrity superblock for the same parameters and device size. */
+#include <json-c/json.h>
+
+static void same_as_luksformat(const char *name, const char *cipher,
+			       const char *integ, unsigned int ss)
+{
+	char path[256];
+	struct img im;
+	struct dmt_luks2 *h;
+	struct dmt_file d;
+	json_object *ref, *ours;
+	uint8_t *sb_ref, *file;
+	size_t len, flen;
+
+	snprintf(path, sizeof(path), "testdata/crypt/auth/luksformat-%s.json",
+		 name);
+	ref = json_object_from_file(path);
+	cr_assert(ref, "%s", path);
+	snprintf(path, sizeof(path), "testdata/crypt/auth/luksformat-%s.sb",
+		 name);
+	sb_ref = th_read_file(path, &len);
+	cr_assert_eq(len, 512);
+	cr_assert_eq(make_image(&im, cipher, integ, ss, 64 * 1024, false,
+				4 << 20), 0);
+	file = th_read_file(im.path, &flen);
+	cr_assert_eq(memcmp(file + (1 << 20), sb_ref, 512), 0,
+		     "%s: dm-integrity superblock differs", name);
+	cr_assert_eq(dmt_file_open(&d, im.path, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_luks2_load(&h, &d, NULL), 0);
+	ours = json_tokener_parse(dmt_luks2_json(h));
+	static const char *const keys[] = { "segments", "config" };
+	for (size_t i = 0; i < 2; i++) {
+		json_object *a, *b;
+
+		json_object_object_get_ex(ref, keys[i], &a);
+		json_object_object_get_ex(ours, keys[i], &b);
+		cr_assert(json_object_equal(a, b), "%s: %s: %s vs %s", name,
+			  keys[i], json_object_to_json_string(a),
+			  json_object_to_json_string(b));
+	}
+	json_object *ka, *kb, *sa, *sb;
+
+	json_object_object_get_ex(ref, "keyslots", &ka);
+	json_object_object_get_ex(ours, "keyslots", &kb);
+	json_object_object_get_ex(json_object_object_get(ka, "0"), "key_size",
+				  &sa);
+	json_object_object_get_ex(json_object_object_get(kb, "0"), "key_size",
+				  &sb);
+	cr_assert_eq(json_object_get_int(sa), json_object_get_int(sb));
+	json_object_put(ref);
+	json_object_put(ours);
+	dmt_luks2_free(h);
+	dmt_file_close(&d);
+	free(sb_ref);
+	free(file);
+	img_free(&im);
+}
+
+Test(crypt_auth, same_as_cryptsetup_luksformat)
+{
+	same_as_luksformat("xts-hmac-sha256-4096", "aes-xts-random",
+			   "hmac-sha256", 4096);
+	same_as_luksformat("gcm-aead-512", "aes-gcm-random", "aead", 512);
+	same_as_luksformat("aegis128-aead-4096", "aegis128-random", "aead",
+			   4096);
+}
