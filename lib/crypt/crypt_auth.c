@@ -122,6 +122,7 @@ struct auth_worker {
 	struct dmt_hasher *mac;
 	uint8_t *aad;			/* CHUNK_SECTORS * (8 + iv) */
 	uint8_t *macs;			/* CHUNK_SECTORS * digest */
+	uint8_t *scratch;		/* one sector: verify-only output */
 };
 
 struct dmt_auth {
@@ -172,7 +173,8 @@ static int worker_init(struct dmt_auth *a, struct auth_worker *w,
 	const struct dmt_auth_spec *s = &a->spec;
 
 	w->aad = malloc(CHUNK_SECTORS * (8 + s->iv_size));
-	if (!w->aad)
+	w->scratch = malloc(p->sector_size);
+	if (!w->aad || !w->scratch)
 		return -ENOMEM;
 	if (s->kind == DMT_AUTH_AEGIS128)
 		return 0;
@@ -254,6 +256,9 @@ void dmt_auth_close(struct dmt_auth *a)
 		EVP_CIPHER_CTX_free(a->w[i].dec);
 		dmt_hasher_free(a->w[i].mac);
 		free(a->w[i].aad);
+		if (a->w[i].scratch)
+			OPENSSL_cleanse(a->w[i].scratch, a->sector_size);
+		free(a->w[i].scratch);
 		if (a->w[i].macs)
 			OPENSSL_cleanse(a->w[i].macs,
 					CHUNK_SECTORS * DMT_DIGEST_MAX);
@@ -414,7 +419,7 @@ static int range_fn(void *ctx, unsigned int worker, uint64_t b, uint64_t e)
 	struct auth_worker *w = &j->a->w[worker];
 	const struct dmt_auth_spec *s = &j->a->spec;
 	uint64_t nbad = 0;
-	uint8_t *scratch = NULL, iv[CHUNK_SECTORS * MAX_IV];
+	uint8_t iv[CHUNK_SECTORS * MAX_IV];
 	int err = 0;
 
 	if (j->enc) {
@@ -426,13 +431,8 @@ static int range_fn(void *ctx, unsigned int worker, uint64_t b, uint64_t e)
 	}
 	if (!err && s->kind == DMT_AUTH_HMAC_XTS)
 		err = range_hmac(j, w, b, e, &nbad);
-	else if (!err) {
-		if (!j->out && !(scratch = malloc(j->a->sector_size)))
-			err = -ENOMEM;
-		for (uint64_t k = b; !err && k < e; k++)
-			err = aead_sector(j, w, k, scratch, &nbad);
-		free(scratch);
-	}
+	for (uint64_t k = b; !err && s->kind != DMT_AUTH_HMAC_XTS && k < e; k++)
+		err = aead_sector(j, w, k, w->scratch, &nbad);
 	__atomic_add_fetch(&j->nbad, nbad, __ATOMIC_RELAXED);
 	return err;
 }
