@@ -75,7 +75,8 @@ const char *dmt_auth_supported(void);
 /*
  * cipher ("aes-xts-random") + integrity ("hmac-sha256", "hmac(sha256)",
  * "aead", "poly1305"); cipher_key_size in bytes, 0: cryptsetup's default
- * (64 for XTS, 32 for GCM and ChaCha20, 16 for AEGIS-128).
+ * (64 for XTS, 32 for GCM and ChaCha20, 16 for AEGIS-128: what the kernel
+ * cases use).
  */
 int dmt_auth_lookup(const char *cipher, const char *integrity,
 		    size_t cipher_key_size, struct dmt_auth_spec *s,

@@ -464,3 +464,56 @@ Test(crypt_auth, same_as_cryptsetup_luksformat)
 	same_as_luksformat("aegis128-aead-4096", "aegis128-random", "aead",
 			   4096);
 }
+
+/* Sector 1 as the kernel encrypted it: our engine must authenticate and
+ * decrypt it, and refuse it after one flipped bit. */
+static void kernel_sector(const char *name, const char *cipher,
+			  const char *integ, unsigned int ss)
+{
+	char path[256], *hex;
+	uint8_t key[128], *ct, *tag, *plain, out[4096], bad[1];
+	size_t len, klen, n;
+	struct dmt_auth_spec s;
+	struct dmt_auth *a;
+
+	snprintf(path, sizeof(path), "testdata/crypt/auth/kernel-%s.vk", name);
+	hex = (char *)th_read_file(path, &len);
+	for (klen = 0; klen < sizeof(key) && 2 * klen + 1 < len; klen++)
+		sscanf(hex + 2 * klen, "%2hhx", &key[klen]);
+	free(hex);
+	snprintf(path, sizeof(path), "testdata/crypt/auth/kernel-%s.sector",
+		 name);
+	ct = th_read_file(path, &n);
+	cr_assert_eq(n, ss);
+	snprintf(path, sizeof(path), "testdata/crypt/auth/kernel-%s.tag", name);
+	tag = th_read_file(path, &n);
+	snprintf(path, sizeof(path), "testdata/crypt/auth/kernel-%s.plain",
+		 name);
+	plain = th_read_file(path, &len);
+	cr_assert_eq(len, ss);
+	cr_assert_eq(dmt_auth_lookup_luks2(cipher, integ, klen, &s, NULL), 0);
+	cr_assert_eq(n, s.tag_size);
+	cr_assert_eq(dmt_auth_open(&a, &(struct dmt_auth_params){
+		.spec = &s, .key = key, .key_size = klen, .sector_size = ss,
+		.threads = 1 }, NULL), 0);
+	cr_assert_eq(dmt_auth_decrypt(a, 1, 1, ct, out, tag, bad), 0,
+		     "%s: the kernel's sector does not verify", name);
+	cr_assert_eq(memcmp(out, plain, ss), 0, "%s", name);
+	ct[100] ^= 1;
+	cr_assert_eq(dmt_auth_decrypt(a, 1, 1, ct, out, tag, bad), 1);
+	ct[100] ^= 1;
+	cr_assert_eq(dmt_auth_decrypt(a, 2, 1, ct, out, tag, bad), 1,
+		     "%s: another sector number must not verify", name);
+	dmt_auth_close(a);
+	free(ct);
+	free(tag);
+	free(plain);
+}
+
+Test(crypt_auth, kernel_encrypted_sectors)
+{
+	kernel_sector("xts-hmac-sha256-4096", "aes-xts-random", "hmac(sha256)",
+		      4096);
+	kernel_sector("gcm-aead-512", "aes-gcm-random", "aead", 512);
+	kernel_sector("aegis128-aead-4096", "aegis128-random", "aead", 4096);
+}

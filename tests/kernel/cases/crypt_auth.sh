@@ -33,21 +33,26 @@ ca_combo() {
 	esac
 }
 
-ca_fwd() { # COMBO SS [nowipe]
+ca_fwd() { # COMBO SS [nowipe|detached]
 	local -a c
 	read -r -a c <<<"$(ca_combo "$1")"
-	local ss=$2 nowipe=${3:-}
+	local ss=$2 nowipe="" detached="" doff=$CA_DOFF
+	case "${3:-}" in
+	nowipe) nowipe=1 ;;
+	detached) detached=1 doff=0 ;;
+	esac
 	[ -x "$AUTHIMG" ] || skip "authimg not built"
 	printf 'kernel test passphrase' >pass.bin
 	mkrand payload.bin "$CA_PAYLOAD"
-	rm -f img.bin
-	local -a w=(-w)
+	rm -f img.bin hdr.bin
+	local -a w=(-w) h=()
 	[ -n "$nowipe" ] && w=()
+	[ -n "$detached" ] && h=(-H hdr.bin)
 	tool "$AUTHIMG" format -c "${c[0]}" -i "${c[1]}" -k "${c[2]}" -s "$ss" \
-		-O "$CA_DOFF" -p pass.bin -d payload.bin "${w[@]}" img.bin
+		-O "$doff" -p pass.bin -d payload.bin "${w[@]}" "${h[@]}" img.bin
 	local prov
 	prov=$(awk '{print $4}' "$TOOL_OUT")
-	[ -n "$nowipe" ] || tool "$AUTHIMG" check -p pass.bin img.bin
+	[ -n "$nowipe" ] || tool "$AUTHIMG" check -p pass.bin "${h[@]}" img.bin
 	cp img.bin img.orig
 	echo "$prov" >prov
 	ready
@@ -63,12 +68,16 @@ ca_fwd() { # COMBO SS [nowipe]
 		genv WRITE 1
 	fi
 	attach img.bin
+	if [ -n "$detached" ]; then
+		genv HDR hdr.bin
+		attach hdr.bin
+	fi
 	gfile pass.bin
 	guest crypt_auth
-	[ -n "$nowipe" ] || hook ca_after_write
+	[ -n "$nowipe" ] || hook ca_after_write "${h[@]}"
 }
 ca_after_write() {
-	tool "$AUTHIMG" check -p pass.bin img.bin
+	tool "$AUTHIMG" check -p pass.bin "$@" img.bin
 }
 
 # The dm-integrity part of the image starts at CA_DOFF: geometry from there.
@@ -130,6 +139,8 @@ for combo in xts-hmac-sha256 xts-hmac-sha512 xts-hmac-sha1 gcm-aead chacha20-pol
 	done
 done
 kcase crypt-auth-nowipe-gcm-aead-4096 ca_fwd gcm-aead 4096 nowipe
+kcase crypt-auth-detached-xts-hmac-sha512-4096 ca_fwd xts-hmac-sha512 4096 detached
+kcase crypt-auth-detached-chacha20-poly1305-512 ca_fwd chacha20-poly1305 512 detached
 kcase crypt-auth-rev-xts-hmac-sha256-4096 ca_rev xts-hmac-sha256 4096
 kcase crypt-auth-rev-gcm-aead-512 ca_rev gcm-aead 512
 kcase crypt-auth-rev-aegis128-aead-4096 ca_rev aegis128-aead 4096

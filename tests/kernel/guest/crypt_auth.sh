@@ -3,6 +3,7 @@
 # Guest side of an authenticated dm-crypt case (cases/crypt_auth.sh).
 # Environment (from the host):
 #   IMG PASS      image and passphrase file
+#   HDR           detached LUKS2 header (IMG is then the data device)
 #   FORMAT        cryptsetup luksFormat options: format IMG here (with the
 #                 kernel's wipe), then write PAYLOAD through dm-crypt
 #   PAYLOAD       with FORMAT: the file to write
@@ -15,7 +16,10 @@
 #   GOOD          sectors that must still read
 #   WRITE=1       write 64 KiB through the device and close cleanly
 i=$(dev "$IMG")
-copen() { must cryptsetup open --key-file "$PASS" "$@" "$i" ca; }
+hdr=
+[ -n "${HDR:-}" ] && hdr="--header $(dev "$HDR")"
+# shellcheck disable=SC2086
+copen() { must cryptsetup open $hdr --key-file "$PASS" "$@" "$i" ca; }
 cclose() { must cryptsetup close ca; }
 
 if [ -n "${FORMAT:-}" ]; then
