@@ -183,10 +183,20 @@ struct dmt_auth_result {
 };
 
 int dmt_auth_format(const struct dmt_auth_image *o, struct dmt_auth_result *r);
+/*
+ * Smallest data device (bytes, data_offset included) whose dm-integrity
+ * layer (tag size of s, sector_size, journal_sectors 0: default) provides
+ * payload_bytes rounded up to whole sectors: what device_size_auto uses.
+ */
+int dmt_auth_min_device(const struct dmt_auth_spec *s,
+			unsigned int sector_size, uint64_t data_offset,
+			uint64_t journal_sectors, uint64_t payload_bytes,
+			uint64_t *bytes);
 /* Every sector of the mapped device: -EBADMSG when any fails. */
 int dmt_auth_check(const struct dmt_auth_image *o, struct dmt_auth_result *r);
 /* Plaintext of the mapped device to output; a failing sector stops it
- * with -EBADMSG unless allow_bad (then it is written, counted). */
+ * with -EBADMSG unless allow_bad (then it is written as the cipher gives
+ * it, counted, and the result is still -EBADMSG). */
 int dmt_auth_decrypt_image(const struct dmt_auth_image *o,
 			   struct dmt_auth_result *r);
 

@@ -187,6 +187,29 @@ static int walk_run(struct walk *w, uint64_t end)
 
 /* ---- format ---- */
 
+int dmt_auth_min_device(const struct dmt_auth_spec *s,
+			unsigned int sector_size, uint64_t data_offset,
+			uint64_t journal_sectors, uint64_t payload_bytes,
+			uint64_t *bytes)
+{
+	struct dmt_integrity_layout l = {
+		.sector_size = sector_size, .tag_size = s->tag_size,
+		.journal_sectors = journal_sectors, .fix_padding = true,
+	};
+	uint64_t need = (payload_bytes + sector_size - 1) / sector_size *
+			(sector_size >> 9), dev;
+	int ret;
+
+	if (sector_size < 512 || sector_size > 4096 ||
+	    (sector_size & (sector_size - 1)))
+		return -EINVAL;
+	ret = dmt_integrity_min_device(&l, need ? need : sector_size >> 9,
+				       &dev);
+	if (!ret)
+		*bytes = data_offset + dev;
+	return ret;
+}
+
 static int format_plan(const struct dmt_auth_image *o,
 		       struct dmt_auth_result *r)
 {

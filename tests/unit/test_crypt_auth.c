@@ -338,6 +338,21 @@ Test(crypt_auth, device_too_small)
 	cr_assert_eq(im.res.reason.code, DMT_REASON_AUTH_TOO_SMALL);
 	cr_assert_gt(im.res.need_bytes, (4u << 20) + (1u << 20));
 	img_free(&im);
+	/* the size asked for is enough, one sector less is not */
+	struct dmt_auth_spec gs;
+	uint64_t need;
+
+	cr_assert_eq(dmt_auth_lookup("aes-gcm-random", "aead", 0, &gs, NULL), 0);
+	cr_assert_eq(dmt_auth_min_device(&gs, 4096, 1 << 20, 0, 4 << 20, &need),
+		     0);
+	cr_assert_eq(make_image(&im, "aes-gcm-random", "aead", 4096, 4 << 20,
+				false, need), 0);
+	cr_assert_eq(im.res.device_bytes, need);
+	img_free(&im);
+	cr_assert_eq(make_image(&im, "aes-gcm-random", "aead", 4096, 4 << 20,
+				false, need - 4096), -ENOSPC);
+	cr_assert_eq(im.res.need_bytes, need);
+	img_free(&im);
 	cr_assert_eq(dmt_auth_lookup("aes-xts-random", "aead", 0,
 				     &(struct dmt_auth_spec){ 0 }, NULL),
 		     -EINVAL);
