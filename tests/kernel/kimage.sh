@@ -50,6 +50,14 @@ sha256_generic sha256-ssse3 sha512_generic sha512-ssse3 xxhash_generic blake2b_g
 hmac async_xor ctr chacha_generic"
 
 KT_BINARIES="/usr/sbin/integritysetup /usr/sbin/veritysetup /usr/sbin/dmsetup /usr/sbin/blockdev /usr/bin/kmod"
+# Authenticated dm-crypt (cases/crypt_auth.sh): dm-crypt, the AEADs and
+# their helpers (chacha20/poly1305 also need kernel/lib/crypto), cryptsetup;
+# luksFormat --integrity probes the AEAD through AF_ALG (algif_aead).
+KT_MODULES="$KT_MODULES dm-crypt authenc xts ecb aesni-intel cryptd crypto_simd
+gcm ghash-generic ghash-clmulni-intel aegis128 aegis128-aesni chacha20poly1305
+chacha-x86_64 poly1305_generic poly1305-x86_64 libchacha libpoly1305 seqiv
+af_alg algif_aead algif_skcipher algif_hash"
+KT_BINARIES="$KT_BINARIES /usr/sbin/cryptsetup"
 
 # Copy FILE and the shared libraries ldd lists for it into ROOT.
 kt_copy_with_libs() { # ROOT FILE
