@@ -17,6 +17,7 @@
 #include "lib/common/cpu.h"
 #include "lib/common/testhooks.h"
 
+#if defined(__x86_64__)
 #define NMSG 11		/* 2 x 4 lanes + 3: full and part-filled groups */
 #define MSG 4096
 
@@ -68,7 +69,6 @@ static struct dmt_hasher *hasher(const char *alg, const char *engine)
 	return h;
 }
 
-#if defined(__x86_64__)
 Test(backends_new, sha512_avx2_without_avx512)
 {
 	static const char *const algs[][2] = {
