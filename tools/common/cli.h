@@ -83,7 +83,8 @@ struct cli_option {
 	  1024, 0 }
 #define CLI_OPT_ENGINE(cmds)                                                 \
 	{ "engine", 0, CLI_STRING, "NAME",                                    \
-	  "Force a hash engine (see --list-engines; also $" DMT_ENGINE_ENV    \
+	  "Force backends: NAME or PRIMITIVE=NAME[,...] (see --list-engines; " \
+	  "also $" DMT_ENGINE_ENV                                             \
 	  ")", (cmds), "engine", 0, 0 }
 
 struct cli_command {
