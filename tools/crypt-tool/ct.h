@@ -110,9 +110,11 @@ int ct_stream(struct cli *c, const struct ct_map *m, const uint8_t *key,
 	      struct dmt_file *in, uint64_t in_off, struct dmt_file *out,
 	      uint64_t out_off, uint64_t bytes, uint64_t first_sector,
 	      bool encrypt);
-/* Opens an output: an existing block device or file in place (locked),
- * or a new file under a temporary name.  *created says which. */
-int ct_open_output(struct dmt_file *f, const char *path, bool *created);
+/* Opens an output: an existing block device (or with in_place, an
+ * existing file) in place and locked, else a new file under a temporary
+ * name renamed by dmt_file_commit.  *created says which. */
+int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
+		   bool *created);
 bool ct_is_luks(struct dmt_file *f);
 int ct_file_size(struct dmt_file *f, uint64_t *size);
 

@@ -144,7 +144,7 @@ int ct_cmd_decrypt(struct cli *c)
 	if (!err)
 		err = mapped_bytes(c, &m, fixed, &bytes);
 	if (!err)
-		err = ct_open_output(&ct->out_file, out, &created);
+		err = ct_open_output(&ct->out_file, out, false, &created);
 	if (err)
 		return err;
 	tool_progress_init(&ct->progress, out, "written", c->progress_frequency,

@@ -104,7 +104,8 @@ static int size_image(struct cli *c, struct plan *pl)
 static int open_image(struct cli *c, struct plan *pl)
 {
 	struct ct *ct = ct_of(c);
-	int err = ct_open_output(&ct->image_file, ct->image, &pl->created);
+	int err = ct_open_output(&ct->image_file, ct->image, true,
+				 &pl->created);
 	char warning[1200];
 
 	if (err)
@@ -337,7 +338,7 @@ static int format_luks2(struct cli *c, struct plan *pl)
 	err = open_image(c, pl);
 	pl->hdr = pl->data;
 	if (!err && header) {
-		err = ct_open_output(&ct->header_file, header,
+		err = ct_open_output(&ct->header_file, header, true,
 				     &pl->header_created);
 		pl->hdr = &ct->header_file;
 	}

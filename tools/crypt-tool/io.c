@@ -9,15 +9,16 @@
 
 #include "tools/crypt-tool/ct.h"
 
-int ct_open_output(struct dmt_file *f, const char *path, bool *created)
+int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
+		   bool *created)
 {
 	struct stat st;
 	int err;
 
-	*created = stat(path, &st) != 0;
-	/* a regular file is replaced (temporary name, renamed at the end);
-	 * a block device is written in place */
-	if (!*created && S_ISBLK(st.st_mode))
+	*created = stat(path, &st) != 0 || (!in_place && !S_ISBLK(st.st_mode));
+	/* new (or replaced) files: a temporary name, renamed at the end;
+	 * block devices and in-place images are written where they are */
+	if (!*created)
 		err = dmt_file_open(f, path, DMT_OPEN_RW | DMT_OPEN_LOCK);
 	else
 		err = dmt_file_open(f, path, DMT_OPEN_NEW_TMP);
