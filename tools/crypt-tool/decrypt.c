@@ -147,6 +147,7 @@ int ct_cmd_decrypt(struct cli *c)
 		err = ct_open_output(&ct->out_file, out, false, &created);
 	if (err)
 		return err;
+	dmt_file_enable_direct(&ct->out_file);
 	tool_progress_init(&ct->progress, out, "written", c->progress_frequency,
 			   c->progress_json);
 	err = ct_stream(c, &m, key, &ct->image_file, m.offset, &ct->out_file, 0,

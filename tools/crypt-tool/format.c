@@ -132,6 +132,8 @@ static int write_data(struct cli *c, struct plan *pl, const uint8_t *key)
 	struct dmt_file zero;
 	int err;
 
+	/* bulk writes around the page cache: no writeback left for the sync */
+	dmt_file_enable_direct(pl->data);
 	tool_progress_init(&ct->progress, ct->image, "written",
 			   c->progress_frequency, c->progress_json);
 	err = ct_stream(c, m, key, &ct->payload_file, 0, pl->data, m->offset,
