@@ -47,9 +47,10 @@ kt_extract_vmlinux() { # VMLINUZ OUT
 KT_MODULES="virtio_pci virtio_blk loop dm-mod dm-bufio dm-integrity dm-verity reed_solomon
 crc32c_generic crc32c-intel crc32_generic crc32-pclmul sha1_generic sha1-ssse3
 sha256_generic sha256-ssse3 sha512_generic sha512-ssse3 xxhash_generic blake2b_generic
-hmac async_xor ctr chacha_generic"
+hmac async_xor ctr chacha_generic
+dm-crypt xts essiv ecb aesni-intel"
 
-KT_BINARIES="/usr/sbin/integritysetup /usr/sbin/veritysetup /usr/sbin/dmsetup /usr/sbin/blockdev /usr/bin/kmod"
+KT_BINARIES="/usr/sbin/integritysetup /usr/sbin/veritysetup /usr/sbin/dmsetup /usr/sbin/blockdev /usr/bin/kmod /usr/sbin/cryptsetup"
 
 # Copy FILE and the shared libraries ldd lists for it into ROOT.
 kt_copy_with_libs() { # ROOT FILE
