@@ -108,7 +108,7 @@ line() {
 	w=$(median "$1" 1)
 	c=$(median "$1" 2)
 	m=$(median "$1" 3)
-	gbs=$(awk -v b="$bytes" -v t="$w" 'BEGIN { printf "%.2f", t > 0 ? b / 1e9 / t : 0 }')
+	gbs=$(awk -v b="$bytes" -v t="$w" 'BEGIN { printf "%.2f", (t > 0 ? b / 1e9 / t : 0) }')
 	printf '%-44s %7ss %7ss %6s %8sM\n' "$2" "$w" "$c" "$gbs" \
 		"$(awk -v m="$m" 'BEGIN { printf "%.0f", m / 1024 }')"
 }
