@@ -29,6 +29,9 @@
 		    "--pbkdf-memory 32 --pbkdf-parallel 1"
 
 static char *dir;
+/* paths handed out by p(), freed by teardown */
+static char *paths[256];
+static size_t n_paths;
 
 static void setup(void)
 {
@@ -39,11 +42,18 @@ static void teardown(void)
 {
 	th_rmtree(dir);
 	free(dir);
+	while (n_paths)
+		free(paths[--n_paths]);
 }
 
+/* "dir/name"; owned by the test (freed at teardown) */
 static char *p(const char *name)
 {
-	return th_path(dir, name);
+	char *path = th_path(dir, name);
+
+	cr_assert_lt(n_paths, sizeof(paths) / sizeof(paths[0]));
+	paths[n_paths++] = path;
+	return path;
 }
 
 static int ct(char **out, char **err, const char *fmt, ...)
@@ -84,10 +94,8 @@ static uint64_t fsize(const char *path)
 static bool exists(const char *name)
 {
 	char *path = p(name);
-	bool there = access(path, F_OK) == 0;
 
-	free(path);
-	return there;
+	return access(path, F_OK) == 0;
 }
 
 /* No temporary file left beside an output that failed. */
@@ -98,7 +106,6 @@ static bool no_leftovers(void)
 
 	th_sh(&out, NULL, "ls -a '%s' | grep -c tmp || true", dir);
 	none = out && atoi(out) == 0;
-	free(out);
 	return none;
 }
 
@@ -253,9 +260,6 @@ static void luks2_round_trip(const struct luks_case *k)
 	cr_expect_eq(n, (plen + ss - 1) / ss * ss);
 	expect_prefix(got, pay, plen, "crypt-tool decrypt");
 	free(got);
-	free(pay);
-	free(img);
-	free(out);
 }
 
 Test(crypt_tool, luks2_every_cipher_libcryptsetup, .init = setup,
@@ -308,6 +312,45 @@ Test(crypt_tool, dump_matches_luksdump, .init = setup, .fini = teardown,
 	cr_expect(strstr(ours, "Label:         \tL1\n"));
 	cr_expect(strstr(ours, "01234567-89ab-cdef-0123-456789abcdef"));
 	free(ours);
+}
+
+/* --volume-key-file, --key-slot, the sizes and names: what libcryptsetup
+ * reads back; progress as JSON lines on stderr. */
+Test(crypt_tool, luks2_options_libcryptsetup, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	struct crypt_device *cd = NULL;
+	char *err = NULL, vk[64];
+	size_t vk_len = sizeof(vk), len;
+	uint8_t *want;
+
+	th_write_random_file(p("pay"), 200000, 80);
+	th_write_random_file(p("vk"), 64, 81);
+	th_write_file(p("pw"), PASS, strlen(PASS));
+	must(ct(NULL, &err, "format " CHEAP " --key-file pw --volume-key-file vk "
+		"--key-slot 5 --luks2-metadata-size 32k --luks2-keyslots-size 1m "
+		"--offset 4096 --progress-json --data-from pay img"), err, "format");
+	cr_expect(strstr(err, "{") && strstr(err, "}"), "no progress JSON: %s", err);
+	free(err);
+	cr_assert_eq(crypt_init(&cd, p("img")), 0);
+	cr_assert_eq(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+	cr_expect_eq(crypt_activate_by_passphrase(cd, NULL, CRYPT_ANY_SLOT, PASS,
+						  strlen(PASS), 0), 5);
+	cr_assert_eq(crypt_volume_key_get(cd, CRYPT_ANY_SLOT, vk, &vk_len, PASS,
+					  strlen(PASS)), 5);
+	want = th_read_file(p("vk"), &len);
+	cr_expect_eq(memcmp(vk, want, 64), 0, "not the --volume-key-file key");
+	free(want);
+	cr_expect_eq(crypt_get_data_offset(cd), 4096);
+	{
+		uint64_t md = 0, ks = 0;
+
+		cr_assert_eq(crypt_get_metadata_size(cd, &md, &ks), 0);
+		cr_expect_eq(md, 32768);
+		cr_expect_eq(ks, 1u << 20);
+	}
+	crypt_free(cd);
+	cr_expect_eq(fsize(p("img")), 4096 * 512 + 200704);
 }
 
 /* cryptsetup changes our header; the tool reads what it made of it. */
@@ -524,8 +567,6 @@ static void plain_round_trip(const struct plain_case *k, int idx)
 	got = th_read_file(p("out"), &n);
 	expect_prefix(got, p("pay"), plen, "plain decrypt");
 	free(got);
-	free(kf);
-	free(img);
 }
 
 Test(crypt_tool, plain_matches_libcryptsetup, .init = setup, .fini = teardown,
@@ -650,12 +691,10 @@ Test(crypt_tool, size_is_auto, .init = setup, .fini = teardown)
 	must(ct(NULL, &err, "format " CHEAP " --key-file pw --sector-size 512 "
 		"--luks2-metadata-size 64k --data-from pay img"), err, "format");
 	cr_expect_eq(strtoull(out, NULL, 10), fsize(p("img")));
-	free(out);
 	free(err);
 	must(ct(&out, NULL, "size --type plain --payload-size 12345 --offset 8 "
 		"--sector-size 4096"), NULL, "size");
 	cr_expect_str_eq(out, "20480\n");
-	free(out);
 }
 
 /* ---- bad input ---- */
@@ -680,7 +719,6 @@ static void expect_fail(int want, const char *out_name, const char *fmt, ...)
 	cr_expect(!out_name || !exists(out_name), "%s: %s left", args, out_name);
 	cr_expect(no_leftovers(), "%s: temporary file left", args);
 	free(args);
-	free(out);
 	free(err);
 }
 
