@@ -679,6 +679,36 @@ Test(crypt_tool, wipe_and_in_place, .init = setup, .fini = teardown)
 	free(got);
 }
 
+/* In place over a LUKS2 image with larger header copies: no old secondary
+ * header survives (its offset lies past our header, in data we do not
+ * write without --wipe). */
+Test(crypt_tool, in_place_clears_old_secondary, .init = setup,
+     .fini = teardown, .timeout = 60)
+{
+	char *err = NULL;
+	uint8_t magic[6];
+	int fd;
+
+	th_write_random_file(p("pay"), 100000, 90);
+	th_write_file(p("pw"), PASS, strlen(PASS));
+	must(th_sh(NULL, &err, "cd '%s' && truncate -s 20M img && cryptsetup "
+		   "luksFormat -q --type luks2 " CHEAP " --key-file pw "
+		   "--luks2-metadata-size 4m --luks2-keyslots-size 1m img", dir),
+	     err, "luksFormat");
+	free(err);
+	err = NULL;
+	must(ct(NULL, &err, "format --batch-mode " CHEAP " --key-file pw "
+		"--offset 4096 --data-from pay img"), err, "format");
+	free(err);
+	fd = open(p("img"), O_RDONLY);
+	cr_assert(fd >= 0);
+	cr_assert_eq(pread(fd, magic, sizeof(magic), 4u << 20), 6);
+	close(fd);
+	cr_expect_neq(memcmp(magic, "SKUL", 4), 0, "the old secondary header is still there");
+	cr_expect_eq(th_sh(NULL, NULL, "cd '%s' && cryptsetup luksDump img | "
+			   "grep -q 'Metadata area: .16384'", dir), 0);
+}
+
 /* size prints what --device-size auto makes. */
 Test(crypt_tool, size_is_auto, .init = setup, .fini = teardown)
 {

@@ -285,7 +285,12 @@ static int luks2_header(struct cli *c, struct plan *pl)
 	return 0;
 }
 
-/* The old header area cleared: an interrupted format leaves none. */
+/*
+ * The old header cleared: our header area, and the first 4 KiB at every
+ * offset a secondary copy of any size can have (an old header with larger
+ * copies than ours), so an interrupted format leaves no header at all.
+ * Everything cleared is written again (header or data) by a complete run.
+ */
 static int clear_header(struct plan *pl, struct dmt_luks2 *h)
 {
 	static const uint8_t zeros[65536];
@@ -299,6 +304,11 @@ static int clear_header(struct plan *pl, struct dmt_luks2 *h)
 				      end - off < sizeof(zeros) ?
 					      (size_t)(end - off) : sizeof(zeros),
 				      off);
+	for (uint64_t off = DMT_LUKS2_DEFAULT_METADATA;
+	     !err && off <= DMT_LUKS2_MAX_METADATA; off *= 2)
+		if (off >= end && off + DMT_LUKS2_BIN_HDR_SIZE <= size)
+			err = dmt_pwrite_full(pl->hdr, zeros,
+					      DMT_LUKS2_BIN_HDR_SIZE, off);
 	if (!err)
 		err = dmt_file_sync(pl->hdr);
 	if (err)
