@@ -10,7 +10,7 @@ IT=$bin/integrity-tool
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dmt-seeds-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 for t in verity_sb verity_verify integrity_sb integrity_check verity_cli \
-	integrity_cli; do
+	integrity_cli luks2_header; do
 	rm -rf "${out:?}/$t"
 	mkdir -p "$out/$t"
 done
@@ -156,3 +156,22 @@ dict "$IT" format check recalculate dump size i p k e n 512 4096 auto \
 	crc32c crc32 sha256 xxhash64 hmac-sha256 64K 1M \
 	> "$out/integrity_cli.dict"
 echo "seeds: $(find "$out" -type f | wc -l) files in $out"
+
+# ---- LUKS2: header areas crypt-tool writes (both copies and the start of
+# the keyslots area) ----
+CT=$bin/crypt-tool
+printf 'seed passphrase' > "$tmp/pw"
+mkdata 5000 7 > "$tmp/pay"
+i=0
+for spec in "--pbkdf pbkdf2 --pbkdf-force-iterations 1000" \
+	"--pbkdf argon2id --pbkdf-force-iterations 4 --pbkdf-memory 32 --pbkdf-parallel 1 --label seed --subsystem fuzz" \
+	"--pbkdf pbkdf2 --pbkdf-force-iterations 1000 --luks2-metadata-size 64k --cipher aes-cbc-essiv:sha256 --sector-size 512" \
+	"--pbkdf argon2i --pbkdf-force-iterations 4 --pbkdf-memory 32 --pbkdf-parallel 1 --key-slot 3 --hash sha512"; do
+	i=$((i + 1))
+	rm -f "$tmp/l"
+	# shellcheck disable=SC2086
+	"$CT" format -q $spec --key-file "$tmp/pw" \
+		--uuid "12345678-1234-4234-8234-12345678900$i" \
+		--data-from "$tmp/pay" "$tmp/l"
+	head -c 139264 "$tmp/l" > "$out/luks2_header/$i"
+done

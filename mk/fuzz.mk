@@ -15,7 +15,7 @@ FUZZ_FLAGS ?=
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 FUZZ_TARGETS := verity_sb integrity_sb verity_verify integrity_check \
-	verity_cli integrity_cli
+	verity_cli integrity_cli luks2_header
 FUZZ_BINS := $(patsubst %,$(FUZZ_O)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_LIBS := $(patsubst %.c,$(FUZZ_O)/%.o,$(TOOL_COMMON_SRCS)) \
 	$(FUZZ_O)/libdmt.a
@@ -30,6 +30,7 @@ FUZZ_MAXLEN_verity_verify := 65536
 FUZZ_MAXLEN_integrity_check := 300000
 FUZZ_MAXLEN_verity_cli := 1024
 FUZZ_MAXLEN_integrity_cli := 1024
+FUZZ_MAXLEN_luks2_header := 140000
 FUZZ_ABS = $(abspath $(FUZZ_O))
 FUZZ_DICT_verity_cli = -dict=$(FUZZ_ABS)/seeds/verity_cli.dict
 FUZZ_DICT_integrity_cli = -dict=$(FUZZ_ABS)/seeds/integrity_cli.dict
@@ -48,7 +49,7 @@ fuzz-lib: fuzz-deps
 	$(Q)$(MAKE) --no-print-directory O=$(FUZZ_O) CC=$(FUZZ_CC) SANITIZE= \
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" \
 		LDFLAGS="$(FUZZ_SAN)" $(FUZZ_LIBS) $(FUZZ_O)/verity-tool \
-		$(FUZZ_O)/integrity-tool
+		$(FUZZ_O)/integrity-tool $(FUZZ_O)/crypt-tool
 
 FUZZ_CFLAGS = $(BASE_CFLAGS) $(DEP_CFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN)
 
@@ -61,7 +62,8 @@ $(FUZZ_O)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/cli_harness.h $(FUZZ_LIBS)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_EXTRA) $(FUZZ_LIBS) $(DEP_LIBS)
 
-$(FUZZ_SEEDS): fuzz/seeds.sh $(FUZZ_O)/verity-tool $(FUZZ_O)/integrity-tool
+$(FUZZ_SEEDS): fuzz/seeds.sh $(FUZZ_O)/verity-tool $(FUZZ_O)/integrity-tool \
+	$(FUZZ_O)/crypt-tool
 	$(Q)ASAN_OPTIONS=detect_leaks=0 sh fuzz/seeds.sh $(FUZZ_O) \
 		$(FUZZ_O)/seeds
 	$(Q)touch $@

@@ -47,13 +47,14 @@ kt_extract_vmlinux() { # VMLINUZ OUT
 KT_MODULES="virtio_pci virtio_blk loop dm-mod dm-bufio dm-integrity dm-verity reed_solomon
 crc32c_generic crc32c-intel crc32_generic crc32-pclmul sha1_generic sha1-ssse3
 sha256_generic sha256-ssse3 sha512_generic sha512-ssse3 xxhash_generic blake2b_generic
-hmac async_xor ctr chacha_generic"
+hmac async_xor ctr chacha_generic
+dm-crypt xts essiv ecb aesni-intel"
 
 KT_BINARIES="/usr/sbin/integritysetup /usr/sbin/veritysetup /usr/sbin/dmsetup /usr/sbin/blockdev /usr/bin/kmod"
-# Authenticated dm-crypt (cases/crypt_auth.sh): dm-crypt, the AEADs and
+# Authenticated dm-crypt (cases/crypt_auth.sh): the AEADs and
 # their helpers (chacha20/poly1305 also need kernel/lib/crypto), cryptsetup;
 # luksFormat --integrity probes the AEAD through AF_ALG (algif_aead).
-KT_MODULES="$KT_MODULES dm-crypt authenc xts ecb aesni-intel cryptd crypto_simd
+KT_MODULES="$KT_MODULES authenc cryptd crypto_simd
 gcm ghash-generic ghash-clmulni-intel aegis128 aegis128-aesni chacha20poly1305
 chacha-x86_64 poly1305_generic poly1305-x86_64 libchacha libpoly1305 seqiv
 af_alg algif_aead algif_skcipher algif_hash"

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * crypt-tool's files: outputs in place or under a temporary name, the
+ * LUKS magic, and the engine run over a file range with progress.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tools/crypt-tool/ct.h"
+
+int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
+		   bool *created)
+{
+	struct stat st;
+	int err;
+
+	*created = stat(path, &st) != 0 || (!in_place && !S_ISBLK(st.st_mode));
+	/* new (or replaced) files: a temporary name, renamed at the end;
+	 * block devices and in-place images are written where they are */
+	if (!*created)
+		err = dmt_file_open(f, path, DMT_OPEN_RW | DMT_OPEN_LOCK);
+	else
+		err = dmt_file_open(f, path, DMT_OPEN_NEW_TMP);
+	if (err)
+		tool_err_errno(path, "cannot create the output", err);
+	return err;
+}
+
+bool ct_is_luks(struct dmt_file *f)
+{
+	static const uint8_t magic[6] = { 'L', 'U', 'K', 'S', 0xba, 0xbe };
+	uint8_t buf[6];
+
+	return !dmt_pread_full(f, buf, sizeof(buf), 0) &&
+	       !memcmp(buf, magic, sizeof(buf));
+}
+
+int ct_file_size(struct dmt_file *f, uint64_t *size)
+{
+	int err = dmt_file_size(f, size);
+
+	if (err)
+		tool_err_errno(dmt_file_path(f), "cannot get the size", err);
+	return err;
+}
+
+int ct_stream(struct cli *c, const struct ct_map *m, const uint8_t *key,
+	      struct dmt_file *in, uint64_t in_off, struct dmt_file *out,
+	      uint64_t out_off, uint64_t bytes, uint64_t first_sector,
+	      bool encrypt)
+{
+	struct ct *ct = ct_of(c);
+	struct dmt_reason why = { 0 };
+	struct dmt_crypt *eng = NULL;
+	struct dmt_crypt_stream s = {
+		.in = in, .out = out, .in_offset = in_off,
+		.out_offset = out_off, .bytes = bytes,
+		.first_sector = first_sector, .encrypt = encrypt,
+		.progress = tool_progress_hook(&ct->progress),
+	};
+	int err;
+
+	if (!bytes)
+		return 0;
+	err = dmt_crypt_open(&eng, &(struct dmt_crypt_params){
+		.cipher = m->cipher, .key = key, .key_size = m->key_size,
+		.sector_size = m->sector_size,
+		.iv_large_sectors = m->iv_large_sectors,
+		.iv_offset = m->iv_offset, .threads = c->threads }, &why);
+	if (err) {
+		ct_print_why(c, &why, err, NULL, "cipher setup");
+		return err;
+	}
+	tool_verbose("%s: %s on %u %s", ct->image, dmt_crypt_engine_name(eng),
+		     c->threads, cli_plural(c->threads, "thread", "threads"));
+	err = dmt_crypt_stream_run(eng, &s);
+	dmt_crypt_close(eng);
+	if (err && err != -EINTR)
+		tool_err_errno(ct->image, encrypt ? "encryption failed" :
+			       "decryption failed", err);
+	return err;
+}

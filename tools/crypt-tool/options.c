@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+/*
+ * crypt-tool's options into the library's parameters, with cryptsetup
+ * 2.6.1's units and defaults (LUKS2 as luksFormat on a file; plain with
+ * cryptsetup 2.7's defaults, which the printed open line spells out).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/crypt-tool/ct.h"
+
+int ct_parse_type(struct cli *c)
+{
+	struct ct *ct = ct_of(c);
+	const char *t = cli_str(c, O_TYPE);
+
+	ct->type = CT_LUKS2;
+	if (!t || !strcmp(t, "luks2") || !strcmp(t, "luks"))
+		return 0;
+	if (!strcmp(t, "plain")) {
+		ct->type = CT_PLAIN;
+		return 0;
+	}
+	tool_err("--type: '%s' is not supported (plain or luks2)", t);
+	return -EINVAL;
+}
+
+static int map_cipher(struct cli *c, struct ct_map *m,
+		      struct dmt_crypt_cipher *ci)
+{
+	struct dmt_reason why = { 0 };
+	int err;
+
+	m->cipher = cli_given(c, O_CIPHER) ? cli_str(c, O_CIPHER) :
+					       "aes-xts-plain64";
+	err = dmt_crypt_cipher_lookup(m->cipher, ci, &why);
+	if (err)
+		cli_reason_err(c, &why);
+	return err;
+}
+
+int ct_map_options(struct cli *c, struct ct_map *m)
+{
+	struct ct *ct = ct_of(c);
+	struct dmt_crypt_cipher ci;
+	struct dmt_reason why = { 0 };
+	uint64_t bits;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	err = map_cipher(c, m, &ci);
+	if (err)
+		return err;
+	/* plain: 2.7's 256-bit XTS key; LUKS2: luksFormat's 512 */
+	bits = ct->type == CT_PLAIN && ci.mode == DMT_CRYPT_XTS ?
+		       256 : ci.default_key_size * 8;
+	bits = cli_num(c, O_KEY_SIZE, bits);
+	if (bits % 8) {
+		tool_err("--key-size: %" PRIu64 " is not a multiple of 8 bits",
+			 bits);
+		return -EINVAL;
+	}
+	m->key_size = (unsigned int)(bits / 8);
+	err = dmt_crypt_check_key_size(&ci, m->key_size, &why);
+	if (err) {
+		cli_reason_err(c, &why);
+		return err;
+	}
+	m->sector_size = (unsigned int)cli_num(c, O_SECTOR_SIZE,
+					       ct->type == CT_PLAIN ? 512 : 4096);
+	if (m->sector_size < 512 || m->sector_size > 4096 ||
+	    (m->sector_size & (m->sector_size - 1))) {
+		tool_err("--sector-size: %u is not a power of 2 in 512..4096",
+			 m->sector_size);
+		return -EINVAL;
+	}
+	if (ct->type == CT_PLAIN) {
+		m->offset = cli_num(c, O_OFFSET, 0) * 512;
+		m->iv_offset = cli_num(c, O_SKIP, 0);
+		m->iv_large_sectors = cli_given(c, O_IV_LARGE);
+		if (m->offset % m->sector_size) {
+			tool_err("--offset: %" PRIu64 " sectors is not a multiple of the %u-byte sector size",
+				 m->offset / 512, m->sector_size);
+			return -EINVAL;
+		}
+		if (m->iv_large_sectors && m->iv_offset % (m->sector_size / 512)) {
+			tool_err("--skip: %" PRIu64 " sectors is not a multiple of the %u-byte sector size (--iv-large-sectors)",
+				 m->iv_offset, m->sector_size);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int ct_device_size_opt(struct cli *c, uint64_t *bytes, bool *is_auto,
+		       bool *given)
+{
+	const char *s = cli_str(c, O_DEVICE_SIZE);
+
+	*bytes = 0;
+	*is_auto = false;
+	*given = s != NULL;
+	if (!s)
+		return 0;
+	if (!strcmp(s, "auto")) {
+		*is_auto = true;
+		return 0;
+	}
+	if (tool_parse_size(s, bytes) || !*bytes) {
+		tool_err("--device-size: invalid size '%s'", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const char *ct_plain_hash(const struct cli *c)
+{
+	return cli_given(c, O_HASH) ? cli_str(c, O_HASH) : "sha256";
+}
+
+/* A path as one shell word (single quotes unless it needs none). */
+static void shell_word(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (s[0] && !s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:,=@")]) {
+		snprintf(buf, size, "%s", s);
+		return;
+	}
+	buf[n++] = '\'';
+	for (; *s && n + 5 < size; s++) {
+		if (*s == '\'') {
+			memcpy(buf + n, "'\\''", 4);
+			n += 4;
+		} else {
+			buf[n++] = *s;
+		}
+	}
+	buf[n++] = '\'';
+	buf[n] = 0;
+}
+
+void ct_plain_open_line(const struct cli *c, const struct ct_map *m,
+			bool hashed, char *buf, size_t size)
+{
+	const struct ct *ct = c->priv;
+	char img[1100], kf[1100] = "", hash[160] = "", extra[160] = "";
+	const char *key_file = cli_str(c, O_KEY_FILE);
+
+	shell_word(ct->image, img, sizeof(img));
+	if (hashed)
+		snprintf(hash, sizeof(hash), " --hash %s", ct_plain_hash(c));
+	if (key_file) {
+		char w[1040];
+
+		shell_word(key_file, w, sizeof(w));
+		snprintf(kf, sizeof(kf), " --key-file %s", w);
+	}
+	if (cli_given(c, O_KEYFILE_OFFSET))
+		snprintf(extra, sizeof(extra), " --keyfile-offset %" PRIu64,
+			 cli_num(c, O_KEYFILE_OFFSET, 0));
+	if (cli_given(c, O_KEYFILE_SIZE) && hashed)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+			 " --keyfile-size %" PRIu64,
+			 cli_num(c, O_KEYFILE_SIZE, 0));
+	snprintf(buf, size,
+		 "cryptsetup open --type plain --cipher %s --key-size %u%s "
+		 "--offset %" PRIu64 " --skip %" PRIu64 " --sector-size %u%s%s%s %s NAME",
+		 m->cipher, m->key_size * 8, hash, m->offset / 512, m->iv_offset,
+		 m->sector_size, m->iv_large_sectors ? " --iv-large-sectors" : "",
+		 kf, extra, img);
+}
+
+int ct_luks2_params(struct cli *c, const struct ct_map *m,
+		    struct dmt_luks2_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->cipher = m->cipher;
+	p->volume_key_size = m->key_size;
+	p->sector_size = m->sector_size;
+	p->metadata_size = cli_num(c, O_METADATA_SIZE, 0);
+	p->keyslots_size = cli_num(c, O_KEYSLOTS_SIZE, 0);
+	p->detached = cli_given(c, O_HEADER);
+	p->data_offset = cli_num(c, O_OFFSET, 0) * 512;
+	p->uuid = cli_str(c, O_UUID);
+	p->label = cli_str(c, O_LABEL);
+	p->subsystem = cli_str(c, O_SUBSYSTEM);
+	p->digest_hash = cli_str(c, O_HASH);
+	if (p->label && strlen(p->label) > DMT_LUKS2_LABEL_MAX) {
+		tool_err("--label: longer than %d characters", DMT_LUKS2_LABEL_MAX);
+		return -EINVAL;
+	}
+	if (p->subsystem && strlen(p->subsystem) > DMT_LUKS2_LABEL_MAX) {
+		tool_err("--subsystem: longer than %d characters",
+			 DMT_LUKS2_LABEL_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Argon2 memory as luksFormat caps it: at most half the RAM. */
+static uint32_t argon2_memory(const struct cli *c)
+{
+	uint64_t kb = cli_num(c, O_PBKDF_MEMORY, 1048576);
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t half = pages > 0 && psize > 0 ?
+				(uint64_t)pages * (uint64_t)psize / 2048 : kb;
+
+	return (uint32_t)(kb < half ? kb : half);
+}
+
+int ct_keyslot_params(struct cli *c, struct dmt_luks2_keyslot_params *kp)
+{
+	struct dmt_luks2_pbkdf *k = &kp->pbkdf;
+	const char *type = cli_given(c, O_PBKDF) ? cli_str(c, O_PBKDF) :
+						     "argon2id";
+	bool pbkdf2 = !strcmp(type, "pbkdf2");
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct dmt_reason why = { 0 };
+	uint64_t bits = cli_num(c, O_KEYSLOT_KEY_SIZE, 512);
+	int err;
+
+	memset(kp, 0, sizeof(*kp));
+	if (!pbkdf2 && strcmp(type, "argon2id") && strcmp(type, "argon2i")) {
+		tool_err("--pbkdf: '%s' is not supported (argon2id, argon2i or pbkdf2)",
+			 type);
+		return -EINVAL;
+	}
+	if (pbkdf2 && (cli_given(c, O_PBKDF_MEMORY) ||
+		       cli_given(c, O_PBKDF_PARALLEL))) {
+		tool_err("--pbkdf-memory and --pbkdf-parallel apply to argon2 only");
+		return -EINVAL;
+	}
+	if (bits % 8) {
+		tool_err("--keyslot-key-size: %" PRIu64 " is not a multiple of 8 bits",
+			 bits);
+		return -EINVAL;
+	}
+	kp->keyslot = (int)cli_num(c, O_KEY_SLOT, 0);
+	kp->cipher = cli_str(c, O_KEYSLOT_CIPHER);
+	kp->key_size = (size_t)(bits / 8);
+	k->type = type;
+	k->hash = pbkdf2 ? ct_plain_hash(c) : NULL;
+	k->memory_kb = pbkdf2 ? 0 : argon2_memory(c);
+	k->parallel = pbkdf2 ? 0 :
+		      (uint32_t)cli_num(c, O_PBKDF_PARALLEL,
+					cpus > 0 && cpus < 4 ? (uint64_t)cpus : 4);
+	if (cli_given(c, O_PBKDF_FORCE_ITER)) {
+		k->iterations = (uint32_t)cli_num(c, O_PBKDF_FORCE_ITER, 0);
+		if (k->iterations < (pbkdf2 ? 1000u : 4u)) {
+			tool_err("--pbkdf-force-iterations: at least %u for %s",
+				 pbkdf2 ? 1000u : 4u, type);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	tool_info("Benchmarking %s for %" PRIu64 " ms...", type,
+		  cli_num(c, O_ITER_TIME, 2000));
+	err = dmt_luks2_pbkdf_benchmark(k, (unsigned int)cli_num(c, O_ITER_TIME,
+								 2000),
+					kp->key_size ? kp->key_size : 64, &why);
+	if (err)
+		ct_print_why(c, &why, err, NULL, "PBKDF benchmark");
+	return err;
+}

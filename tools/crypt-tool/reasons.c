@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/* lib/crypt's reasons in crypt-tool's words (cryptsetup's where it has
+ * one, "No key available with this passphrase."). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/crypt-tool/ct.h"
+
+static bool luks2_text(const struct dmt_reason *r, char *buf, size_t size)
+{
+	switch (r->code) {
+	case DMT_REASON_LUKS2_NO_HEADER:
+		snprintf(buf, size, "no valid LUKS2 header (%s)",
+			 !r->field ? "unreadable" :
+			 !strcmp(r->field, "magic") ? "no LUKS2 magic" :
+			 !strcmp(r->field, "size") ? "the file is too short" :
+			 !strcmp(r->field, "checksum") ? "checksum mismatch in both copies" :
+			 r->field);
+		if (r->field && strcmp(r->field, "magic") &&
+		    strcmp(r->field, "size") && strcmp(r->field, "checksum"))
+			snprintf(buf, size, "no valid LUKS2 header (bad %s)",
+				 r->field);
+		return true;
+	case DMT_REASON_LUKS2_JSON_SIZE:
+		snprintf(buf, size, "the LUKS2 metadata (%" PRIu64
+			 " bytes) does not fit the header (%" PRIu64
+			 "): raise --luks2-metadata-size", r->value, r->max);
+		return true;
+	case DMT_REASON_LUKS2_WRONG_PASSPHRASE:
+		snprintf(buf, size, "No key available with this passphrase.");
+		return true;
+	case DMT_REASON_LUKS2_KEYSLOT:
+		snprintf(buf, size, "--key-slot %" PRIu64
+			 ": not a usable keyslot", r->value);
+		return true;
+	case DMT_REASON_LUKS2_NO_SPACE:
+		snprintf(buf, size, "no room in the keyslots area for a keyslot of %"
+			 PRIu64 " bytes (--luks2-keyslots-size)", r->value);
+		return true;
+	case DMT_REASON_LUKS2_KDF:
+		snprintf(buf, size, "key derivation failed: %s",
+			 r->name ? r->name : "?");
+		return true;
+	}
+	return false;
+}
+
+bool ct_reason_text(const struct cli *c, const struct dmt_reason *r,
+		    char *buf, size_t size)
+{
+	switch (r->code) {
+	case DMT_REASON_CRYPT_CIPHER:
+		snprintf(buf, size, "cipher '%s' is not supported (supported: %s)",
+			 r->name ? r->name : "?", dmt_crypt_supported_ciphers());
+		return true;
+	case DMT_REASON_CRYPT_KEY_SIZE:
+		if (r->min == r->max || !r->max)
+			snprintf(buf, size, "%s: %" PRIu64 " bits is not valid for this cipher",
+				 r->field && !strcmp(r->field, "keyslot.key_size") ?
+				 "--keyslot-key-size" : "--key-size", r->value * 8);
+		else
+			snprintf(buf, size, "%s: %" PRIu64 " bits is not valid for this cipher (%" PRIu64 "..%" PRIu64 " bits)",
+				 r->field && !strcmp(r->field, "keyslot.key_size") ?
+				 "--keyslot-key-size" : "--key-size",
+				 r->value * 8, r->min * 8, r->max * 8);
+		return true;
+	case DMT_REASON_CRYPT_IV_OFFSET:
+		snprintf(buf, size, "--skip %" PRIu64
+			 " is not a multiple of the sector size with --iv-large-sectors",
+			 r->value);
+		return true;
+	case DMT_REASON_CRYPT_BACKEND:
+		snprintf(buf, size, "the cipher refused the key (an XTS key needs two different halves)");
+		return true;
+	}
+	return luks2_text(r, buf, size);
+}
+
+void ct_print_why(const struct cli *c, const struct dmt_reason *r, int err,
+		  const char *path, const char *what)
+{
+	struct dmt_reason why = *r;
+
+	if (!why.code) {
+		tool_err_errno(path ? path : ct_of((struct cli *)c)->image, what,
+			       err);
+		return;
+	}
+	if (!why.path)
+		why.path = path;
+	cli_reason_err_errno(c, &why, err == -EINVAL || err == -EPERM ||
+				      err == -EMEDIUMTYPE || err == -ENODATA ||
+				      err == -ENOSPC ? 0 : err);
+}
