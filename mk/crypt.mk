@@ -8,3 +8,11 @@ CRYPT_LIBS := $(shell $(PKG_CONFIG) --libs libargon2 2>/dev/null)
 CRYPT_TEST_LIBS := $(shell $(PKG_CONFIG) --libs libcryptsetup 2>/dev/null)
 DEP_LIBS += $(CRYPT_LIBS)
 TEST_LIBS += $(CRYPT_TEST_LIBS)
+# Debian's cross compilers also search the host's /usr/include, so a
+# header alone says nothing: what pkg-config does not find is left out.
+ifeq ($(CRYPT_LIBS),)
+BASE_CFLAGS += -DDMT_NO_ARGON2
+endif
+ifeq ($(CRYPT_TEST_LIBS),)
+BASE_CFLAGS += -DDMT_NO_LIBCRYPTSETUP
+endif

@@ -136,7 +136,7 @@ cross_one() {
 	pc="$pc PKG_CONFIG_LIBDIR=$sys/usr/lib/$triple/pkgconfig"
 	pc="$pc:$sys/usr/share/pkgconfig"
 	pc="$pc pkg-config --static"
-	libs=$($pc --libs libcrypto popt uuid json-c libxxhash)
+	libs=$($pc --libs libcrypto popt uuid json-c libxxhash libargon2)
 
 	tests=""
 	for f in tests/unit/*.c tests/cli/*.c tests/s390/*.c \

@@ -12,7 +12,7 @@ set -eu
 arch=${1:?usage: cross-sysroot.sh s390x|arm64 DIR}
 dir=${2:?usage: cross-sysroot.sh s390x|arm64 DIR}
 pkgs="libssl-dev libssl3 libpopt-dev libpopt0 uuid-dev libuuid1
-libjson-c-dev libjson-c5 libxxhash-dev libxxhash0"
+libjson-c-dev libjson-c5 libxxhash-dev libxxhash0 libargon2-dev libargon2-1"
 stamp="$dir/.sysroot-ok"
 want=$(echo $pkgs)
 

@@ -9,7 +9,7 @@
  * changes keys, repairs and decrypts (detached header) our images; its
  * images decrypt with ours.  PBKDF costs are forced cheap; images are small.
  */
-#if __has_include(<libcryptsetup.h>)
+#if !defined(DMT_NO_LIBCRYPTSETUP) && __has_include(<libcryptsetup.h>)
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <libcryptsetup.h>

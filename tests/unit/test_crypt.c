@@ -8,7 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#if __has_include(<libcryptsetup.h>)
+#if !defined(DMT_NO_LIBCRYPTSETUP) && __has_include(<libcryptsetup.h>)
 #include <libcryptsetup.h>
 #define HAVE_LIBCRYPTSETUP 1
 #endif

@@ -28,7 +28,7 @@
 #include <dmt/io.h>
 #include <dmt/luks2.h>
 
-#if __has_include(<libcryptsetup.h>)
+#if !defined(DMT_NO_LIBCRYPTSETUP) && __has_include(<libcryptsetup.h>)
 #include <libcryptsetup.h>
 #define HAVE_LIBCRYPTSETUP 1
 #endif

@@ -8,7 +8,7 @@
  * repair work on them; we read what luksFormat writes; damage is refused
  * with a reason, one bad copy is survived.  PBKDF costs are forced cheap.
  */
-#if __has_include(<libcryptsetup.h>) && __has_include(<argon2.h>)
+#if !defined(DMT_NO_LIBCRYPTSETUP) && __has_include(<libcryptsetup.h>) && __has_include(<argon2.h>)
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <json-c/json.h>
