@@ -46,7 +46,7 @@ endif
 # API.  Every header has one spelling: <dmt/x.h> for the public API, the
 # path from the top of the tree ("lib/common/cpu.h") for the rest.
 LIB_SRCS := $(wildcard lib/common/*.c lib/hash/*.c lib/hash/s390/*.c \
-	lib/verity/*.c lib/fec/*.c lib/integrity/*.c lib/sign/*.c)
+	lib/verity/*.c lib/fec/*.c lib/integrity/*.c lib/sign/*.c lib/fsverity/*.c)
 ifeq ($(ARCH),x86_64)
 LIB_SRCS += $(wildcard lib/hash/arch/x86_*.c)
 endif

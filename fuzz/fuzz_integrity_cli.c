@@ -1,21 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: integrity-tool's option parsing and commands,
- * in-process (integrity-tool.c is compiled in with its main() renamed;
- * its option globals are reset before each run).  Fixtures: i (a 128 KiB
- * formatted image), p (4 KiB payload), k (32-byte key), e (empty).
+ * in-process: the tool's table (tools/integrity-tool, linked in without
+ * its main.o) run by cli_main(), which keeps no state between runs.
+ * Fixtures: i (a 128 KiB formatted image), p (4 KiB payload), k (32-byte
+ * key), e (empty).
  * Input: arguments, one per line.
  */
 #include <stdint.h>
 #include <stddef.h>
 
-int integrity_tool_main(int argc, const char **argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define main integrity_tool_main
-#include "tools/integrity-tool/integrity-tool.c"
-#undef main
+#include "tools/integrity-tool/it.h"
 
 #include "cli_harness.h"
 
@@ -25,25 +23,10 @@ static struct fuzz_fixture fixtures[] = {
 };
 #define NFIX (sizeof(fixtures) / sizeof(fixtures[0]))
 
-/* popt stores option strings in `a`: free them and start clean. */
-static void reset_options(void)
+/* The framework keeps no state between runs: a run is one cli_main(). */
+static int integrity_tool_main(int argc, const char **argv)
 {
-	char **s[] = {
-		&a.integrity, &a.key_file, &a.key_size, &a.tag_size,
-		&a.sector_size, &a.journal_size, &a.interleave, &a.buffer,
-		&a.jmac, &a.jmac_key_file, &a.jmac_key_size, &a.jcrypt,
-		&a.jcrypt_key_file, &a.jcrypt_key_size, &a.data_device,
-		&a.bitmap_spb, &a.salt, &a.seed, &a.threads, &a.device_size,
-		&a.data_from, &a.payload_size, &a.progress_freq, &a.engine,
-	};
-
-	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
-		free(*s[i]);
-		*s[i] = NULL;
-	}
-	a.dummy = 0;
-	memset(seen, 0, sizeof(seen));
-	tool_verbosity = 0;
+	return cli_main(&integrity_tool, argc, argv);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -64,7 +47,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_write("e", NULL, 0);
 	if (integrity_tool_main(14, (const char **)format))
 		fuzz_die("formatting the fixture image");
-	reset_options();
 	for (size_t i = 0; i < NFIX; i++)
 		fixtures[i].buf = fuzz_read(fixtures[i].name, &fixtures[i].len);
 	return 0;
@@ -80,7 +62,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fuzz_reset_dir(fixtures, NFIX);
 	signal(SIGXFSZ, SIG_IGN);	/* too large: EFBIG, not a signal */
-	reset_options();
 	integrity_tool_main(argc, (const char **)argv);
 	fflush(NULL);
 	return 0;

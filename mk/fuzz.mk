@@ -17,7 +17,11 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 FUZZ_TARGETS := verity_sb integrity_sb verity_verify integrity_check \
 	verity_cli integrity_cli
 FUZZ_BINS := $(patsubst %,$(FUZZ_O)/fuzz/fuzz_%,$(FUZZ_TARGETS))
-FUZZ_LIBS := $(FUZZ_O)/tools/common/tool-common.o $(FUZZ_O)/libdmt.a
+FUZZ_LIBS := $(patsubst %.c,$(FUZZ_O)/%.o,$(TOOL_COMMON_SRCS)) \
+	$(FUZZ_O)/libdmt.a
+# integrity_cli links the tool's objects, all but its main()
+FUZZ_IT_OBJS := $(filter-out %/main.o,$(patsubst %.c,$(FUZZ_O)/%.o,\
+	$(wildcard tools/integrity-tool/*.c)))
 FUZZ_SEEDS := $(FUZZ_O)/seeds/.stamp
 # inputs are small images, except the CLI ones (argument lists)
 FUZZ_MAXLEN_verity_sb := 1024
@@ -50,11 +54,12 @@ FUZZ_CFLAGS = $(BASE_CFLAGS) $(DEP_CFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN)
 
 # The CLI targets compile the tools' sources in.
 $(FUZZ_O)/fuzz/fuzz_verity_cli: tools/verity-tool/verity-tool.c
-$(FUZZ_O)/fuzz/fuzz_integrity_cli: tools/integrity-tool/integrity-tool.c
+$(FUZZ_O)/fuzz/fuzz_integrity_cli: FUZZ_EXTRA = $(FUZZ_IT_OBJS)
+$(FUZZ_O)/fuzz/fuzz_integrity_cli: $(FUZZ_IT_OBJS)
 $(FUZZ_O)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/cli_harness.h $(FUZZ_LIBS)
 	$(qecho) FUZZ $@
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIBS) $(DEP_LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_EXTRA) $(FUZZ_LIBS) $(DEP_LIBS)
 
 $(FUZZ_SEEDS): fuzz/seeds.sh $(FUZZ_O)/verity-tool $(FUZZ_O)/integrity-tool
 	$(Q)ASAN_OPTIONS=detect_leaks=0 sh fuzz/seeds.sh $(FUZZ_O) \

@@ -25,6 +25,10 @@ build|check)
 	has_pc criterion || has_hdr criterion/criterion.h || add libcriterion-dev
 	# veritysetup is the oracle of the compatibility tests
 	[ "$step" = check ] && { has_cmd veritysetup || [ -x /usr/sbin/veritysetup ] || add cryptsetup-bin; }
+	# libfsverity and `fsverity digest` (fsverity-utils) are the oracles of
+	# the fs-verity tests and of testdata/fsverity/mkvectors.sh
+	[ "$step" = check ] && { has_pc libfsverity || add libfsverity-dev; }
+	[ "$step" = check ] && { has_cmd fsverity || add fsverity; }
 	;;
 bench)
 	has_cmd veritysetup || [ -x /usr/sbin/veritysetup ] || add cryptsetup-bin

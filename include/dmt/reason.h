@@ -50,6 +50,11 @@ enum dmt_reason_code {
 
 	/* ---- fs-verity (lib/fsverity) ---- */
 	DMT_REASON_FSVERITY_FIRST = 0x300,
+	/* path: the file is not value bytes long any more (it changed while
+	 * it was read) */
+	DMT_REASON_FSVERITY_SIZE_CHANGED,
+	/* path: not a regular file (value: its st_mode) */
+	DMT_REASON_FSVERITY_NOT_REGULAR,
 
 	/* ---- dm-crypt / LUKS2 (lib/crypt) ---- */
 	DMT_REASON_CRYPT_FIRST = 0x400,

@@ -364,8 +364,13 @@ Test(badinput_integrity, hostile_superblocks)
 
 		bi_run(&r, f.dir, NULL, "%s dump --json %s", it(), bad);
 		cr_expect_eq(r.sig, 0, "[%s] dump crashed", c->name);
-		if (r.rc)
-			bi_expect_fail(&r, IT, 4, bad, 0);
+		if (r.rc) {
+			/* --json: the failure as an error object on stdout */
+			bi_expect_fail(&r, IT, 4, bad, BI_STDOUT);
+			cr_expect(strstr(r.out, "\"error\"") &&
+				  strstr(r.out, "\"exit_code\":4"),
+				  "[%s] no error object: %s", c->name, r.out);
+		}
 		bi_free(&r);
 	}
 	free(bad);
@@ -508,8 +513,8 @@ Test(badinput_integrity, wrong_key_lengths)
 	th_write_random_file(k3, 3, 1);
 	th_write_random_file(k32, 32, 2);
 	th_write_random_file(kbig, 8192, 3);
-	/* shorter than --integrity-key-size */
-	expect_fail_clean(&f, 4, k3, 0, "%s format -I hmac-sha256 "
+	/* shorter than --integrity-key-size: a wrong size is exit 1 */
+	expect_fail_clean(&f, 1, k3, 0, "%s format -I hmac-sha256 "
 			  "--integrity-key-file %s --integrity-key-size 32 %s",
 			  it(), k3, f.img);
 	/* sizes out of range */

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * integrity-tool: the options into struct dmt_integrity_opts: layout
+ * choices, the three keys (read from their files with one rule: a file
+ * that is missing or unreadable is exit 4, one of the wrong size exit 1)
+ * and the salt.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dmt/io.h>
+
+#include "tools/integrity-tool/it.h"
+
+static int sector_and_tag(struct cli *c, struct dmt_integrity_layout *l)
+{
+	if (cli_given(c, O_SECTOR_SIZE)) {
+		uint64_t v = cli_num(c, O_SECTOR_SIZE, 0);
+
+		if (v < 512 || v > 4096 || (v & (v - 1))) {
+			tool_err("--sector-size: must be 512, 1024, 2048 or 4096");
+			return -EINVAL;
+		}
+		l->sector_size = (unsigned int)v;
+	}
+	if (cli_given(c, O_TAG_SIZE)) {
+		uint64_t v = cli_num(c, O_TAG_SIZE, 0);
+
+		if (!v || v > DMT_INTEGRITY_MAX_TAG) {
+			tool_err("--tag-size: must be 1..%d",
+				 DMT_INTEGRITY_MAX_TAG);
+			return -EINVAL;
+		}
+		l->tag_size = (unsigned int)v;
+	}
+	return 0;
+}
+
+static int journal_and_bitmap(struct cli *c, struct dmt_integrity_layout *l)
+{
+	uint64_t js = cli_num(c, O_JOURNAL_SIZE, 0);
+
+	/* integritysetup passes bytes / 512; 0 becomes 1 */
+	if (js)
+		l->journal_sectors = js / 512 ? js / 512 : 1;
+	if (l->journal_sectors > UINT32_MAX) {
+		tool_err("--journal-size: too large");
+		return -EINVAL;
+	}
+	if (cli_given(c, O_BITMAP_SPB)) {
+		if (!cli_given(c, O_BITMAP)) {
+			tool_err("--bitmap-sectors-per-bit needs --integrity-bitmap-mode");
+			return -EINVAL;
+		}
+		if (!cli_num(c, O_BITMAP_SPB, 0)) {
+			tool_err("--bitmap-sectors-per-bit: invalid number '%s'",
+				 cli_str(c, O_BITMAP_SPB));
+			return -EINVAL;
+		}
+		l->sectors_per_bit = cli_num(c, O_BITMAP_SPB, 0);
+	}
+	if (cli_given(c, O_BITMAP) &&
+	    (cli_given(c, O_JMAC) || cli_given(c, O_JCRYPT))) {
+		tool_err("--%s is not allowed with --integrity-bitmap-mode",
+			 cli_given(c, O_JMAC) ? "journal-integrity" :
+						"journal-crypt");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int it_fill_layout(struct cli *c)
+{
+	struct it *it = it_of(c);
+	struct dmt_integrity_layout *l = &it->o.layout;
+	int err;
+
+	l->sector_size = 512;
+	l->fix_padding = !cli_given(c, O_LEGACY_PADDING);
+	l->fix_hmac = !cli_given(c, O_LEGACY_HMAC);
+	err = sector_and_tag(c, l);
+	if (!err)
+		err = journal_and_bitmap(c, l);
+	if (err)
+		return err;
+	l->interleave_sectors = (unsigned int)cli_num(c, O_INTERLEAVE, 0);
+	l->buffer_sectors = (unsigned int)cli_num(c, O_BUFFER, 0);
+	it->o.buffer_sectors = l->buffer_sectors;
+	l->journal_mac = cli_given(c, O_JMAC);
+	return 0;
+}
+
+/* ---- keys ---- */
+
+/* Size checks of a key file: 0, or -EINVAL with the message printed. */
+static int key_size_ok(const char *path, uint64_t size, size_t want,
+		       const char *size_opt)
+{
+	if (!size) {
+		tool_err("%s: key file is empty", path);
+		return -EINVAL;
+	}
+	if (!want && size > IT_MAX_KEY_SIZE) {
+		tool_err("%s: key file is larger than %d bytes", path,
+			 IT_MAX_KEY_SIZE);
+		return -EINVAL;
+	}
+	if (want && size < want) {
+		tool_err("%s: key file holds %" PRIu64 " bytes, --%s needs %zu",
+			 path, size, size_opt, want);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The whole key file (or its first `want` bytes). */
+static int read_key_file(const char *path, size_t want, const char *size_opt,
+			 uint8_t **key, size_t *len)
+{
+	struct dmt_file f = { .fd = -1 };
+	uint64_t size = 0;
+	uint8_t *buf = NULL;
+	int err;
+
+	err = dmt_file_open(&f, path, DMT_OPEN_READ);
+	if (!err)
+		err = dmt_file_size(&f, &size);
+	if (err) {
+		tool_err_errno(path, "cannot read the key file", err);
+		goto out;
+	}
+	err = key_size_ok(path, size, want, size_opt);
+	if (err)
+		goto out;
+	*len = want ? want : (size_t)size;
+	buf = malloc(*len);
+	err = buf ? dmt_pread_full(&f, buf, *len, 0) : -ENOMEM;
+	if (err) {
+		tool_err_errno(path, "cannot read the key file", err);
+		goto out;
+	}
+	*key = buf;
+	buf = NULL;
+out:
+	if (buf)
+		explicit_bzero(buf, *len);
+	free(buf);
+	dmt_file_close(&f);
+	return err;
+}
+
+static int read_key(struct cli *c, int file_opt, int size_opt, uint8_t **key,
+		    size_t *len)
+{
+	const char *size_name = c->tool->options[size_opt].name;
+	uint64_t want = cli_num(c, size_opt, 0);
+
+	if (cli_given(c, size_opt) && (!want || want > IT_MAX_KEY_SIZE)) {
+		tool_err("--%s: key size must be 1..%d bytes", size_name,
+			 IT_MAX_KEY_SIZE);
+		return -EINVAL;
+	}
+	return read_key_file(cli_str(c, file_opt), (size_t)want, size_name,
+			     key, len);
+}
+
+/* Options that only make sense together. */
+static int key_option_pairs(struct cli *c)
+{
+	static const struct {
+		int opt, needs;
+	} pairs[] = {
+		{ O_KEY_SIZE, O_KEY_FILE },
+		{ O_JMAC_KEY_SIZE, O_JMAC_KEY_FILE },
+		{ O_JMAC_KEY_FILE, O_JMAC },
+		{ O_JCRYPT_KEY_SIZE, O_JCRYPT_KEY_FILE },
+		{ O_JCRYPT, O_JCRYPT_KEY_FILE },
+		{ O_JCRYPT_KEY_FILE, O_JCRYPT },
+	};
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		if (cli_given(c, pairs[i].opt) &&
+		    !cli_given(c, pairs[i].needs)) {
+			tool_err("--%s needs --%s",
+				 c->tool->options[pairs[i].opt].name,
+				 c->tool->options[pairs[i].needs].name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int it_fill_keys(struct cli *c)
+{
+	struct it *it = it_of(c);
+	struct dmt_integrity_opts *o = &it->o;
+	int err = key_option_pairs(c);
+
+	if (!err && cli_given(c, O_KEY_FILE)) {
+		err = read_key(c, O_KEY_FILE, O_KEY_SIZE, &it->key,
+			       &it->key_len);
+		o->key = it->key;
+		o->key_size = it->key_len;
+	}
+	if (!err && cli_given(c, O_JMAC)) {
+		o->journal_mac.alg = cli_str(c, O_JMAC);
+		if (cli_given(c, O_JMAC_KEY_FILE))
+			err = read_key(c, O_JMAC_KEY_FILE, O_JMAC_KEY_SIZE,
+				       &it->jkey, &it->jkey_len);
+		o->journal_mac.key = it->jkey;
+		o->journal_mac.key_size = it->jkey_len;
+	}
+	if (!err && cli_given(c, O_JCRYPT)) {
+		err = read_key(c, O_JCRYPT_KEY_FILE, O_JCRYPT_KEY_SIZE,
+			       &it->ckey, &it->ckey_len);
+		o->journal_crypt.alg = cli_str(c, O_JCRYPT);
+		o->journal_crypt.key = it->ckey;
+		o->journal_crypt.key_size = it->ckey_len;
+	}
+	return err;
+}
+
+/* ---- salt ---- */
+
+static int salt_from_hex(struct it *it, const char *hex)
+{
+	uint8_t *salt;
+	size_t len;
+	int err = tool_parse_hex(hex, &salt, &len);
+
+	if (err || len != DMT_INTEGRITY_SALT_SIZE) {
+		if (!err)
+			free(salt);
+		tool_err("--salt: need %d bytes as %d hex digits",
+			 DMT_INTEGRITY_SALT_SIZE, 2 * DMT_INTEGRITY_SALT_SIZE);
+		return -EINVAL;
+	}
+	memcpy(it->o.salt, salt, len);
+	free(salt);
+	it->o.have_salt = true;
+	return 0;
+}
+
+int it_fill_salt(struct cli *c)
+{
+	struct it *it = it_of(c);
+	int err;
+
+	if (cli_given(c, O_SALT) && cli_given(c, O_SEED)) {
+		tool_err("--salt and --seed are mutually exclusive");
+		return -EINVAL;
+	}
+	if ((cli_given(c, O_SALT) || cli_given(c, O_SEED)) &&
+	    cli_given(c, O_LEGACY_HMAC)) {
+		tool_err("--integrity-legacy-hmac superblocks have no salt: drop --salt/--seed");
+		return -EINVAL;
+	}
+	if (cli_given(c, O_SALT))
+		return salt_from_hex(it, cli_str(c, O_SALT));
+	if (cli_given(c, O_SEED)) {
+		err = tool_seed_derive(cli_str(c, O_SEED), "integrity-salt",
+				       it->o.salt, DMT_INTEGRITY_SALT_SIZE);
+		if (err) {
+			tool_err("--seed: %s", dmt_strerror(err));
+			return err;
+		}
+		it->o.have_salt = true;
+	}
+	return 0;
+}
