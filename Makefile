@@ -58,7 +58,7 @@ LIB := $(O)/libdmt.a
 
 TOOL_COMMON_SRCS := $(wildcard tools/common/*.c)
 TOOL_COMMON_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOL_COMMON_SRCS))
-TOOL_NAMES := verity-tool integrity-tool
+TOOL_NAMES := verity-tool integrity-tool fsverity-tool
 TOOLS := $(addprefix $(O)/,$(TOOL_NAMES))
 tool_objs = $(patsubst %.c,$(O)/%.o,$(wildcard tools/$(1)/*.c))
 TOOL_OBJS := $(foreach t,$(TOOL_NAMES),$(call tool_objs,$(t)))

@@ -243,3 +243,63 @@ int dmt_sidecar_path(const char *image, enum dmt_sidecar which, char **out)
 	memcpy(*out + len, suffix[which], slen + 1);
 	return 0;
 }
+
+/*
+ * Any message, any digest: what `fsverity sign` makes over a
+ * struct fsverity_formatted_digest (the signer's digest is the file's hash
+ * algorithm there).  Same flags, loaders and errors as dmt_sign_root_hash.
+ */
+int dmt_sign_buffer(const char *key, const char *cert, const char *passphrase,
+		    const char *digest_name, const void *data, size_t len,
+		    uint8_t **sig, size_t *sig_len)
+{
+	const EVP_MD *md = digest_name ? EVP_get_digestbyname(digest_name) :
+					 NULL;
+	EVP_PKEY *pkey = NULL;
+	X509 *x = NULL;
+	PKCS7 *p7 = NULL;
+	BIO *bio = NULL;
+	unsigned char *der = NULL;
+	int der_len, r;
+
+	*sig = NULL;
+	*sig_len = 0;
+	r = -EINVAL;
+	if (!md || !data || !len || len > INT32_MAX)
+		goto out;
+	r = load_object(key, passphrase, OSSL_STORE_INFO_PKEY, (void **)&pkey);
+	if (r < 0)
+		goto out;
+	r = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)&x);
+	if (r < 0)
+		goto out;
+	r = -EINVAL;
+	if (X509_check_private_key(x, pkey) != 1)
+		goto out;
+	r = -ENOMEM;
+	bio = BIO_new_mem_buf(data, (int)len);
+	p7 = PKCS7_sign(NULL, NULL, NULL, NULL, SIGN_FLAGS | PKCS7_PARTIAL);
+	if (!bio || !p7)
+		goto out;
+	r = -EINVAL;
+	if (!PKCS7_sign_add_signer(p7, x, pkey, md, SIGN_FLAGS) ||
+	    PKCS7_final(p7, bio, SIGN_FLAGS) != 1)
+		goto out;
+	der_len = i2d_PKCS7(p7, &der);
+	if (der_len <= 0)
+		goto out;
+	r = -ENOMEM;
+	*sig = malloc((size_t)der_len);
+	if (!*sig)
+		goto out;
+	memcpy(*sig, der, (size_t)der_len);
+	*sig_len = (size_t)der_len;
+	r = 0;
+out:
+	OPENSSL_free(der);
+	PKCS7_free(p7);
+	BIO_free(bio);
+	X509_free(x);
+	EVP_PKEY_free(pkey);
+	return r;
+}

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sign: a detached PKCS#7 signature of each file's fsverity_formatted_
+ * digest (what the kernel checks for FS_IOC_ENABLE_VERITY with a
+ * signature), as `fsverity sign` makes it.  One file: `sign FILE SIGFILE`.
+ * Many: --out-dir DIR (DIR/<file>.sig) and/or --manifest FILE (JSON lines
+ * of path, digest and base64 signature).
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+
+#include <dmt/sign.h>
+
+#include "tools/fsverity-tool/fvt.h"
+
+static int sign_error(const char *key, const char *cert, bool pass, int err)
+{
+	if (tool_verbosity >= 2)
+		ERR_print_errors_fp(stderr);
+	ERR_clear_error();
+	switch (err) {
+	case -ENOKEY:
+		tool_err("%s, %s: no usable private key or certificate found "
+			 "(%s)", key, cert,
+			 !strcmp(key, cert) ?
+				 "--cert defaults to the key file; give --cert" :
+			 pass ? "wrong passphrase?" :
+				"an encrypted key needs --key-passphrase-file");
+		return TOOL_EXIT_DEVICE;
+	case -ENOTSUP:
+		tool_err("%s, %s: no OpenSSL loader or provider handles this "
+			 "URI", key, cert);
+		return TOOL_EXIT_USAGE;
+	case -EINVAL:
+		tool_err("%s, %s: the key and the certificate do not match, or "
+			 "the key cannot sign PKCS#7", key, cert);
+		return TOOL_EXIT_USAGE;
+	default:
+		tool_err_errno(key, "cannot load", err);
+		return tool_exit_code(err);
+	}
+}
+
+/* --key-passphrase-file: its first line, at most 1 KiB. */
+static int read_passphrase(const char *path, char **out)
+{
+	enum { MAX = 1024 };
+	char *buf = calloc(1, MAX + 2);
+	FILE *in = fopen(path, "re");
+	size_t n = 0;
+	int rc = 0;
+
+	if (!in || !buf) {
+		rc = !buf ? -ENOMEM : -errno;
+		if (rc != -ENOMEM)
+			tool_err_errno(path, "cannot read the passphrase file",
+				       rc);
+		goto out;
+	}
+	n = fread(buf, 1, MAX + 1, in);
+	buf[strcspn(buf, "\r\n")] = 0;
+	if (ferror(in) || (n > MAX && strlen(buf) == n)) {
+		tool_err("%s: cannot read a passphrase (at most %d bytes) "
+			 "from it", path, MAX);
+		rc = ferror(in) ? -EIO : -EINVAL;
+		goto out;
+	}
+	*out = buf;
+	buf = NULL;
+out:
+	if (buf) {
+		OPENSSL_cleanse(buf, MAX + 2);
+		free(buf);
+	}
+	if (in)
+		fclose(in);
+	return rc;
+}
+
+static const char *key_of(struct cli *c)
+{
+	return cli_str(c, O_KEY);
+}
+
+static const char *cert_of(struct cli *c)
+{
+	return cli_given(c, O_CERT) ? cli_str(c, O_CERT) : cli_str(c, O_KEY);
+}
+
+static int sign_bytes(struct cli *c, const void *msg, size_t len,
+		      uint8_t **sig, size_t *sig_len)
+{
+	struct fvt *f = fvt_of(c);
+	int err = dmt_sign_buffer(key_of(c), cert_of(c), f->pass,
+				  dmt_fsverity_hash_alg_name(
+					  f->p.hash_algorithm),
+				  msg, len, sig, sig_len);
+
+	if (err) {
+		f->stop = true;	/* the same key fails for every file */
+		return sign_error(key_of(c), cert_of(c), f->pass != NULL, err);
+	}
+	return 0;
+}
+
+static int write_sig(const char *path, const uint8_t *sig, size_t len)
+{
+	struct fvt_out o;
+	int err = fvt_out_open(&o, path);
+
+	if (!err) {
+		err = fvt_write_all(o.fd, sig, len);
+		if (err)
+			tool_err_errno(path, "cannot write", err);
+	}
+	if (!err)
+		return fvt_out_commit(&o);
+	fvt_out_abort(&o);
+	return err;
+}
+
+static char *base64(const uint8_t *p, size_t len)
+{
+	char *s = malloc(4 * ((len + 2) / 3) + 1);
+
+	if (s)
+		EVP_EncodeBlock((unsigned char *)s, p, (int)len);
+	return s;
+}
+
+static int manifest_line(struct cli *c, struct fvt_entry *e,
+			 const uint8_t *sig, size_t len)
+{
+	struct fvt *f = fvt_of(c);
+	struct json_object *j = fvt_entry_json(c, e);
+	char *b64 = base64(sig, len);
+	const char *s;
+	int err = -ENOMEM;
+
+	if (b64) {
+		cli_json_add_str(j, "signature", b64);
+		s = json_object_to_json_string_ext(
+			j, JSON_C_TO_STRING_PLAIN |
+				   JSON_C_TO_STRING_NOSLASHESCAPE);
+		err = fvt_write_all(f->manifest.fd, s, strlen(s));
+		if (!err)
+			err = fvt_write_all(f->manifest.fd, "\n", 1);
+		if (err)
+			tool_err_errno(f->manifest.path, "cannot write", err);
+	}
+	free(b64);
+	json_object_put(j);
+	return err;
+}
+
+static int sign_entry(struct cli *c, struct fvt_entry *e)
+{
+	struct fvt *f = fvt_of(c);
+	const struct fvt_entry *o = fvt_origin(f, e);
+	uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX], *sig = NULL;
+	size_t n = dmt_fsverity_format_digest(&o->digest, fmt), len = 0;
+	char hex[2 * DMT_FSVERITY_MAX_DIGEST + 1], *path = NULL;
+	int err = sign_bytes(c, fmt, n, &sig, &len);
+
+	if (err)
+		return err;
+	if (f->sigfile)
+		err = write_sig(f->sigfile, sig, len);
+	if (!err && cli_given(c, O_OUT_DIR)) {
+		err = fvt_out_dir_path(cli_str(c, O_OUT_DIR), e->rel, ".sig",
+				       &path);
+		if (!err)
+			err = write_sig(path, sig, len);
+	}
+	if (!err && f->manifest.tmp)
+		err = manifest_line(c, e, sig, len);
+	fvt_hex(o->digest.digest, o->digest.digest_size, hex);
+	if (!err && c->json) {
+		struct json_object *j = fvt_entry_json(c, e);
+		char *b64 = base64(sig, len);
+
+		cli_json_add_str(j, "signature", b64);
+		free(b64);
+		fvt_json_line(c, j);
+	} else if (!err) {
+		printf("Signed file '%s' (%s:%s)\n", e->path,
+		       dmt_fsverity_hash_alg_name(o->digest.digest_algorithm),
+		       hex);
+	}
+	free(path);
+	free(sig);
+	return err;
+}
+
+/* The options fsverity 1.5 has for engines OpenSSL 3 does not ship. */
+static int refuse_pkcs11(struct cli *c)
+{
+	static const int opts[] = { O_PKCS11_ENGINE, O_PKCS11_MODULE,
+				    O_PKCS11_KEYID };
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		if (cli_given(c, opts[i])) {
+			tool_err("--%s: this OpenSSL (3.x) has no PKCS#11 "
+				 "engine; give the token key as a URI instead, "
+				 "e.g. --key 'pkcs11:token=...;object=...' "
+				 "with pkcs11-provider configured",
+				 fsverity_tool.options[opts[i]].name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Which form: FILE SIGFILE, or many files into --out-dir/--manifest. */
+static int sign_form(struct cli *c, int *nfiles)
+{
+	struct fvt *f = fvt_of(c);
+	bool bulk = cli_given(c, O_OUT_DIR) || cli_given(c, O_MANIFEST);
+
+	if (!bulk && (c->nargs != 2 || cli_given(c, O_RECURSIVE) ||
+		      cli_given(c, O_FILES_FROM))) {
+		tool_err("sign: FILE SIGFILE, or many files with --out-dir DIR "
+			 "and/or --manifest FILE (see --help)");
+		return -EINVAL;
+	}
+	if (!key_of(c)) {
+		tool_err("sign: --key is required (the certificate defaults to "
+			 "the key file)");
+		return -EINVAL;
+	}
+	*nfiles = bulk ? c->nargs : 1;
+	f->sigfile = bulk ? NULL : c->args[1];
+	return 0;
+}
+
+/* A key that cannot sign fails before any file is read. */
+static int probe_key(struct cli *c)
+{
+	uint8_t *sig = NULL;
+	size_t len = 0;
+	int err = sign_bytes(c, "probe", 5, &sig, &len);
+
+	free(sig);
+	return err;
+}
+
+int fvt_cmd_sign(struct cli *c)
+{
+	struct fvt *f = fvt_of(c);
+	int nfiles = 0, err = refuse_pkcs11(c);
+
+	if (!err)
+		err = sign_form(c, &nfiles);
+	if (!err && cli_given(c, O_PASS_FILE))
+		err = read_passphrase(cli_str(c, O_PASS_FILE), &f->pass);
+	if (!err)
+		err = probe_key(c);
+	if (err)
+		return err;
+	f->stop = false;
+	f->dedup = !cli_given(c, O_OUT_TREE) && !cli_given(c, O_OUT_DESC);
+	if (cli_given(c, O_OUT_DIR))
+		err = fvt_make_out_dir(cli_str(c, O_OUT_DIR));
+	if (!err)
+		err = fvt_collect(c, c->args, nfiles);
+	if (!err)
+		err = fvt_joint_outputs(c);
+	if (!err && cli_given(c, O_MANIFEST))
+		err = fvt_out_open(&f->manifest, cli_str(c, O_MANIFEST));
+	if (err)
+		return err;
+	f->emit = sign_entry;
+	return fvt_run(c);
+}
