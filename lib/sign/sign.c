@@ -103,10 +103,15 @@ static int load_object(const char *uri, const char *pass, int type,
 	/* a hint only: not every loader can filter */
 	OSSL_STORE_expect(ctx, type);
 	r = -ENOKEY;
-	while (!*out && !OSSL_STORE_eof(ctx)) {
+	/* NULL is also an object the loader skipped for the expect() hint
+	 * (the key before the certificate in one PEM file): go on, but not
+	 * forever on a broken file */
+	for (int skipped = 0; !*out && !OSSL_STORE_eof(ctx);) {
 		info = OSSL_STORE_load(ctx);
-		if (!info)
+		if (!info && ++skipped > 64)
 			break;
+		if (!info)
+			continue;
 		if (OSSL_STORE_INFO_get_type(info) == type)
 			*out = type == OSSL_STORE_INFO_PKEY ?
 				(void *)OSSL_STORE_INFO_get1_PKEY(info) :
