@@ -47,9 +47,11 @@ kt_extract_vmlinux() { # VMLINUZ OUT
 KT_MODULES="virtio_pci virtio_blk loop dm-mod dm-bufio dm-integrity dm-verity reed_solomon
 crc32c_generic crc32c-intel crc32_generic crc32-pclmul sha1_generic sha1-ssse3
 sha256_generic sha256-ssse3 sha512_generic sha512-ssse3 xxhash_generic blake2b_generic
-hmac async_xor ctr chacha_generic"
+hmac async_xor ctr chacha_generic ext4"
 
-KT_BINARIES="/usr/sbin/integritysetup /usr/sbin/veritysetup /usr/sbin/dmsetup /usr/sbin/blockdev /usr/bin/kmod"
+# mke2fs, fsverity and keyctl: the fs-verity cases (ext4 with -O verity)
+KT_BINARIES="/usr/sbin/integritysetup /usr/sbin/veritysetup /usr/sbin/dmsetup /usr/sbin/blockdev /usr/bin/kmod
+/usr/sbin/mke2fs /usr/bin/fsverity /usr/bin/keyctl"
 
 # Copy FILE and the shared libraries ldd lists for it into ROOT.
 kt_copy_with_libs() { # ROOT FILE
@@ -105,6 +107,7 @@ kt_build_initramfs() { # KVER INIT OUT
 	done
 	depmod -b "$root" "$kver" || return 1
 	echo "$KT_MODULES" | tr ' ' '\n' | grep -v '^$' >"$root/etc/kt-modules"
+	[ -e /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$root/etc/"
 	cp "$init" "$root/init"
 	chmod 755 "$root/init"
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp" || return 1
