@@ -26,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dmt_integrity_opts o;
 	struct dmt_integrity_result r;
+	struct dmt_file meta;
 	char path[64];
 	int fd, err;
 
@@ -37,7 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 
 	memset(&o, 0, sizeof(o));
-	o.device = path;
+	if (dmt_file_open(&meta, path, DMT_OPEN_RW))
+		abort();
+	o.meta = &meta;
 	o.alg = algs[(data[0] & 0x3f) % (sizeof(algs) / sizeof(algs[0]))];
 	if ((data[0] & 0x3f) % (sizeof(algs) / sizeof(algs[0])) == 5) {
 		o.key = key;
@@ -52,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.threads = 1;
 	err = dmt_integrity_check(&o, &r);
 	if (err == -EBADMSG && !r.mismatches && !r.journal.bad_commit_ids &&
-	    !r.journal.bad_macs && !r.why)
+	    !r.journal.bad_macs && !r.reason.code)
 		abort();	/* a failure must say what failed */
 
 	err = dmt_integrity_recalculate(&o, &r);
@@ -61,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.mismatches)
 			abort();	/* recalculate left wrong tags */
 	}
+	dmt_file_close(&meta);
 	close(fd);
 	return 0;
 }

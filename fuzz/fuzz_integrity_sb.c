@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t meta = 8192, dsec = 8192;
 	unsigned int buffer = 0;
 	bool meta_dev = false;
-	const char *why = NULL;
+	struct dmt_reason why = { 0 };
 
 	memcpy(sector0, data, size < 512 ? size : 512);
 	if (size >= 512 + 19) {
@@ -68,11 +68,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		meta_dev = data[528] & 1;
 		buffer = (unsigned int)get_le(data + 529, 2);
 	}
-	if (dmt_integrity_sb_decode(sector0, &sb))
+	if (dmt_integrity_sb_decode(sector0, &sb, &why)) {
+		if (!why.code)
+			abort();	/* refusals always say why */
 		return 0;
+	}
 	if (dmt_integrity_geom_from_sb(&sb, meta_dev, meta, dsec, buffer, &g,
 				       &why)) {
-		if (!why)
+		if (!why.code)
 			abort();	/* refusals always say why */
 		return 0;
 	}

@@ -16,7 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <dmt/io.h>
 #include <dmt/progress.h>
+#include <dmt/reason.h>
 
 #define DMT_INTEGRITY_SB_SECTORS 8
 #define DMT_INTEGRITY_SB_BYTES 4096
@@ -56,9 +58,11 @@ uint8_t dmt_integrity_sb_version(uint32_t flags, bool meta_dev,
 /* Fills the 512-byte sector 0 (zero-padded, no MAC). */
 void dmt_integrity_sb_encode(const struct dmt_integrity_sb *sb,
 			     uint8_t sector0[512]);
-/* -EMEDIUMTYPE without the magic or with an unknown version. */
+/* -EMEDIUMTYPE without the magic (DMT_REASON_BAD_MAGIC) or with an
+ * unknown version (DMT_REASON_SB_VERSION); why may be NULL. */
 int dmt_integrity_sb_decode(const uint8_t sector0[512],
-			    struct dmt_integrity_sb *sb);
+			    struct dmt_integrity_sb *sb,
+			    struct dmt_reason *why);
 
 /* A keyed (or plain) algorithm for the journal MAC / superblock MAC. */
 struct dmt_integrity_mac {
@@ -134,14 +138,17 @@ int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 /*
  * Geometry of an existing superblock on devices of these sizes, checked
  * the way the kernel's constructor checks it.  buffer_sectors 0 = 128.
- * -EMEDIUMTYPE (with *why) for superblocks the kernel would refuse,
- * -ENODATA when the devices are smaller than the superblock says.
+ * -EMEDIUMTYPE for superblocks the kernel would refuse, -EINVAL when the
+ * superblock wants (or refuses) a separate data device, -ENODATA when
+ * the devices are smaller than the superblock says; *why (may be NULL)
+ * says which field.
  */
 int dmt_integrity_geom_from_sb(const struct dmt_integrity_sb *sb,
 			       bool meta_dev, uint64_t meta_sectors,
 			       uint64_t data_sectors,
 			       unsigned int buffer_sectors,
-			       struct dmt_integrity_geom *g, const char **why);
+			       struct dmt_integrity_geom *g,
+			       struct dmt_reason *why);
 
 /* Mapping (formats.md 2.6, 2.8); s is a logical sector < provided. */
 uint64_t dmt_integrity_data_sector(const struct dmt_integrity_geom *g,
@@ -234,7 +241,6 @@ int dmt_integrity_tagger_new(const char *alg, const void *key,
 int dmt_integrity_tagger_clone(const struct dmt_integrity_tagger *t,
 			       struct dmt_integrity_tagger **out);
 void dmt_integrity_tagger_free(struct dmt_integrity_tagger *t);
-size_t dmt_integrity_tagger_digest_size(const struct dmt_integrity_tagger *t);
 const char *dmt_integrity_tagger_engine(const struct dmt_integrity_tagger *t);
 /*
  * Tags of n consecutive blocks starting at logical sector `sector`; block
@@ -247,13 +253,25 @@ int dmt_integrity_tags(struct dmt_integrity_tagger *t, uint64_t sector,
 
 /* ---- operations on devices ---- */
 
+/*
+ * The caller opens the files (dmt_file_open) and keeps them open until it
+ * is done with the result (reasons point at their paths):
+ *   meta     the image, or the metadata device: DMT_OPEN_RW for format
+ *            and recalculate (DMT_OPEN_NEW_TMP for a new image: format
+ *            commits it only on success), DMT_OPEN_READ for check;
+ *   data     a separate data device (DMT_OPEN_READ), or NULL;
+ *   payload  format: what goes at logical sector 0 (DMT_OPEN_READ).
+ * Callers that care lock them (DMT_OPEN_LOCK) and refuse one file given
+ * twice (dmt_same_file) before opening.
+ */
 struct dmt_integrity_opts {
-	const char *device;	/* the image, or the metadata device */
-	const char *data_device; /* separate data device, or NULL */
+	struct dmt_file *meta;
+	struct dmt_file *data;
+	struct dmt_file *payload;
 	/* format */
-	const char *data_from;	/* payload placed at logical sector 0 */
-	uint64_t device_size;	/* create or grow to (bytes), 0: as is */
-	bool device_size_auto;	/* smallest size holding data_from */
+	bool created;		/* meta is a new, empty (temporary) file */
+	uint64_t device_size;	/* grow meta to (bytes), 0: as is */
+	bool device_size_auto;	/* smallest size holding the payload */
 	struct dmt_integrity_layout layout; /* dev sizes filled in by format */
 	bool no_wipe;		/* superblock and journal only */
 	bool have_salt;		/* else a random salt */
@@ -281,9 +299,9 @@ struct dmt_integrity_result {
 	struct dmt_integrity_geom geom;
 	uint64_t device_bytes;		/* (metadata) device size */
 	uint64_t data_device_bytes;
-	uint64_t payload_bytes;		/* format: bytes of data_from */
+	uint64_t payload_bytes;		/* format: bytes of the payload */
 	uint64_t need_bytes;		/* -ENODATA: device size needed */
-	bool created;			/* format created the file */
+	bool created;			/* format: opts.created */
 	const char *engine;		/* backend that hashed the tags */
 	/* check / recalculate */
 	uint64_t start_sector;		/* first sector checked/redone */
@@ -297,19 +315,33 @@ struct dmt_integrity_result {
 	size_t n_first_discarded;
 	struct dmt_integrity_journal_report journal;
 	bool sb_mac_checked;
-	/* one static sentence explaining a failure, or NULL */
-	const char *why;
-	const char *why_path;		/* the file it is about */
+	/* what went wrong (code DMT_REASON_NONE: only the errno is known) */
+	struct dmt_reason reason;
 };
 
 /*
- * format: writes superblock, empty journal, data (data_from / zeros) and
- * every tag.  In place on an existing device; a missing file is created
- * under a temporary name (device_size / device_size_auto required) and
- * renamed at the end.  An interrupted in-place format leaves a superblock
- * with SB_FLAG_RECALCULATING and recalc_sector at the first block whose
- * tag may be missing.
+ * Algorithms and keys of the options, before any file is touched
+ * (-EINVAL with the reason).  Every operation checks them again.
  */
+int dmt_integrity_opts_check(const struct dmt_integrity_opts *o,
+			     struct dmt_reason *why);
+
+/*
+ * format, in two steps so a front end can show what it is about to do
+ * (and ask) before anything is written:
+ * plan: checks the options against the files and fills r->sb (with its
+ * salt), r->geom and the sizes; writes nothing.
+ * write: grows meta to r->device_bytes and writes superblock, empty
+ * journal, data (payload / zeros) and every tag, then commits a new
+ * file.  An interrupted in-place format leaves a superblock with
+ * SB_FLAG_RECALCULATING and recalc_sector at the first block whose tag
+ * may be missing.
+ * dmt_integrity_format: plan, then write.
+ */
+int dmt_integrity_format_plan(const struct dmt_integrity_opts *o,
+			      struct dmt_integrity_result *r);
+int dmt_integrity_format_write(const struct dmt_integrity_opts *o,
+			       struct dmt_integrity_result *r);
 int dmt_integrity_format(const struct dmt_integrity_opts *o,
 			 struct dmt_integrity_result *r);
 /*
@@ -327,9 +359,9 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
  */
 int dmt_integrity_recalculate(const struct dmt_integrity_opts *o,
 			      struct dmt_integrity_result *r);
-/* Reads and decodes the superblock of a device (for dump). */
-int dmt_integrity_read_sb(const char *path, struct dmt_integrity_sb *sb,
-			  uint64_t *device_bytes);
+/* Reads and decodes the superblock of an open device (for dump). */
+int dmt_integrity_read_sb(struct dmt_file *f, struct dmt_integrity_sb *sb,
+			  uint64_t *device_bytes, struct dmt_reason *why);
 
 /* Default tag size for an algorithm (4 crc32/crc32c, 8 xxhash64, digest). */
 int dmt_integrity_default_tag_size(const char *alg, unsigned int *tag_size);

@@ -47,6 +47,34 @@ enum dmt_reason_code {
 
 	/* ---- integrity (lib/integrity) ---- */
 	DMT_REASON_INTEGRITY_FIRST = 0x200,
+	DMT_REASON_INTEGRITY_KEY_UNUSED,	/* field: takes no key */
+	DMT_REASON_INTEGRITY_NO_DEVICE_SIZE,	/* none holds value sectors */
+	DMT_REASON_INTEGRITY_WONT_SHRINK,	/* path: value bytes > max */
+	DMT_REASON_INTEGRITY_LEGACY_INTERLEAVE,	/* field: legacy padding
+						 * below the kernel buffer */
+	DMT_REASON_INTEGRITY_TAGGER,		/* alg: set-up failed (errno) */
+	DMT_REASON_INTEGRITY_BAD_LAYOUT,	/* geometry refused layout */
+	DMT_REASON_INTEGRITY_SB_INLINE,		/* inline-mode superblock */
+	DMT_REASON_INTEGRITY_NEEDS_DATA_DEVICE,	/* sb: separate data device */
+	DMT_REASON_INTEGRITY_INTERLEAVED,	/* sb: no data device */
+	DMT_REASON_INTEGRITY_SB_PROVIDED,	/* device < provided sectors */
+	DMT_REASON_INTEGRITY_JMAC_EXPECTED,	/* sb has a journal MAC */
+	DMT_REASON_INTEGRITY_JMAC_UNEXPECTED,	/* sb has no journal MAC */
+	DMT_REASON_INTEGRITY_DIRTY_BITMAP,	/* not closed cleanly */
+	DMT_REASON_INTEGRITY_JOURNAL_COMMIT_IDS, /* value 1: a cipher given */
+	DMT_REASON_INTEGRITY_JOURNAL_NOT_EMPTY,	/* not closed cleanly */
+	DMT_REASON_INTEGRITY_JOURNAL_MAC,	/* a section MAC differs */
+	DMT_REASON_INTEGRITY_TAG_MISMATCH,	/* value of max blocks */
+	/* I/O on path, the positive errno in value */
+	DMT_REASON_INTEGRITY_IO_SIZE,
+	DMT_REASON_INTEGRITY_IO_GROW,
+	DMT_REASON_INTEGRITY_IO_READ,
+	DMT_REASON_INTEGRITY_IO_WRITE,
+	DMT_REASON_INTEGRITY_IO_SB_READ,
+	DMT_REASON_INTEGRITY_IO_SB_WRITE,
+	DMT_REASON_INTEGRITY_IO_JOURNAL_READ,
+	DMT_REASON_INTEGRITY_IO_JOURNAL_WRITE,
+	DMT_REASON_INTEGRITY_IO_SYNC,
 
 	/* ---- fs-verity (lib/fsverity) ---- */
 	DMT_REASON_FSVERITY_FIRST = 0x300,

@@ -62,11 +62,13 @@ void dmt_integrity_sb_encode(const struct dmt_integrity_sb *sb,
 }
 
 int dmt_integrity_sb_decode(const uint8_t sector0[512],
-			    struct dmt_integrity_sb *sb)
+			    struct dmt_integrity_sb *sb,
+			    struct dmt_reason *why)
 {
 	memset(sb, 0, sizeof(*sb));
 	if (memcmp(sector0, SB_MAGIC, 8))
-		return -EMEDIUMTYPE;
+		return dmt_reason_set(why, -EMEDIUMTYPE, DMT_REASON_BAD_MAGIC,
+				      NULL, 0);
 	sb->version = sector0[8];
 	sb->log2_interleave_sectors = sector0[9];
 	sb->tag_size = get_le16(sector0 + 10);
@@ -78,7 +80,8 @@ int dmt_integrity_sb_decode(const uint8_t sector0[512],
 	sb->recalc_sector = get_le64(sector0 + 32);
 	memcpy(sb->salt, sector0 + 48, DMT_INTEGRITY_SALT_SIZE);
 	if (!sb->version || sb->version > 6)
-		return -EMEDIUMTYPE;
+		return dmt_reason_set(why, -EMEDIUMTYPE, DMT_REASON_SB_VERSION,
+				      "sb.version", sb->version);
 	return 0;
 }
 
@@ -171,12 +174,56 @@ static unsigned int log2_buffer(unsigned int buffer_sectors)
 	return l < 31 - 9 ? l : 31 - 9;
 }
 
+/* With a metadata device: the largest section count <= requested that
+ * fits, shrinking the buffer as the kernel does. */
+static int meta_journal_sections(struct dmt_integrity_geom *g,
+				 uint32_t sections)
+{
+	for (;;) {
+		g->journal_sections = 0;
+		for (int bit = (int)log2_floor32(sections); bit >= 0; bit--) {
+			uint32_t prev = g->journal_sections;
+			uint32_t test = prev | 1u << bit;
+
+			if (test > sections)
+				continue;
+			g->journal_sections = test;
+			if (device_limits(g))
+				g->journal_sections = prev;
+		}
+		if (g->journal_sections)
+			return 0;
+		if (g->log2_buffer_sectors <= 3)
+			return -ENODATA;
+		g->log2_buffer_sectors--;
+	}
+}
+
+/* log2 sectors per bitmap bit, as the constructor computes it. */
+static unsigned int log2_sectors_per_bit(const struct dmt_integrity_layout *l,
+					 const struct dmt_integrity_geom *g)
+{
+	unsigned int lspbit = DEFAULT_LOG2_SECTORS_PER_BIT;
+	uint64_t bits;
+
+	if (l->sectors_per_bit)
+		lspbit = fls64(l->sectors_per_bit) - 1;
+	if (lspbit < g->log2_spb)
+		lspbit = g->log2_spb;
+	bits = ((uint64_t)g->section_sectors * g->journal_sections) << 12;
+	if (bits > UINT_MAX)
+		bits = UINT_MAX;
+	while (bits && bits < ((g->provided + (1ull << lspbit) - 1) >> lspbit))
+		lspbit++;
+	return lspbit;
+}
+
 int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 			      struct dmt_integrity_sb *sb,
 			      struct dmt_integrity_geom *g)
 {
 	unsigned int ss = l->sector_size, interleave, lspbit;
-	uint64_t journal_sectors, bits, nbits;
+	uint64_t journal_sectors;
 	uint32_t sections;
 
 	memset(sb, 0, sizeof(*sb));
@@ -231,32 +278,10 @@ int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 		if (!g->provided)
 			return -ENODATA;
 	} else {
-		int bit;
-
 		g->log2_interleave = 0;
 		provided_sectors(g);
-		if (!g->provided)
+		if (!g->provided || meta_journal_sections(g, sections))
 			return -ENODATA;
-		for (;;) {
-			/* largest section count <= requested that fits */
-			g->journal_sections = 0;
-			for (bit = (int)log2_floor32(sections); bit >= 0;
-			     bit--) {
-				uint32_t prev = g->journal_sections;
-				uint32_t test = prev | 1u << bit;
-
-				if (test > sections)
-					continue;
-				g->journal_sections = test;
-				if (device_limits(g))
-					g->journal_sections = prev;
-			}
-			if (g->journal_sections)
-				break;
-			if (g->log2_buffer_sectors <= 3)
-				return -ENODATA;
-			g->log2_buffer_sectors--;
-		}
 	}
 	if (device_limits(g))
 		return -ENODATA;
@@ -265,24 +290,7 @@ int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 		g->log2_buffer_sectors =
 			(unsigned int)__builtin_ctzll(g->metadata_run);
 
-	/* log2_blocks_per_bitmap_bit, as the constructor computes it */
-	lspbit = DEFAULT_LOG2_SECTORS_PER_BIT;
-	if (l->sectors_per_bit)
-		lspbit = fls64(l->sectors_per_bit) - 1;
-	if (lspbit < g->log2_spb)
-		lspbit = g->log2_spb;
-	bits = ((uint64_t)g->section_sectors * g->journal_sections) << 12;
-	if (bits > UINT_MAX)
-		bits = UINT_MAX;
-	if (bits) {
-		for (;;) {
-			nbits = (g->provided + (1ull << lspbit) - 1) >> lspbit;
-			if (bits >= nbits)
-				break;
-			lspbit++;
-		}
-	}
-
+	lspbit = log2_sectors_per_bit(l, g);
 	sb->log2_interleave_sectors = (uint8_t)g->log2_interleave;
 	sb->tag_size = (uint16_t)g->tag_size;
 	sb->journal_sections = g->journal_sections;
@@ -294,53 +302,101 @@ int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 	return 0;
 }
 
+/* The superblock's own fields, before any geometry. */
+static int sb_fields_ok(const struct dmt_integrity_sb *sb, bool meta_dev,
+			struct dmt_reason *why)
+{
+	const int bad = -EMEDIUMTYPE;
+
+	if (sb->version < 1 || sb->version > DMT_INTEGRITY_MAX_VERSION)
+		return dmt_reason_set(why, bad, DMT_REASON_SB_VERSION,
+				      "sb.version", sb->version);
+	if (sb->flags & DMT_INTEGRITY_SB_INLINE)
+		return dmt_reason_set(why, bad, DMT_REASON_INTEGRITY_SB_INLINE,
+				      "sb.flags", sb->flags);
+	if (!sb->tag_size || sb->tag_size > DMT_INTEGRITY_MAX_TAG)
+		return dmt_reason_set(why, bad, DMT_REASON_SB_FIELD,
+				      "sb.integrity_tag_size", sb->tag_size);
+	if (sb->log2_sectors_per_block > 3)
+		return dmt_reason_set(why, bad, DMT_REASON_SB_FIELD,
+				      "sb.log2_sectors_per_block",
+				      sb->log2_sectors_per_block);
+	if (!sb->journal_sections)
+		return dmt_reason_set(why, bad, DMT_REASON_SB_FIELD,
+				      "sb.journal_sections", 0);
+	if (!meta_dev && !sb->log2_interleave_sectors)
+		return dmt_reason_set(why, -EINVAL,
+				      DMT_REASON_INTEGRITY_NEEDS_DATA_DEVICE,
+				      "data_device", 0);
+	if (!meta_dev && (sb->log2_interleave_sectors < 3 ||
+			  sb->log2_interleave_sectors > 31))
+		return dmt_reason_set(why, bad, DMT_REASON_SB_FIELD,
+				      "sb.log2_interleave_sectors",
+				      sb->log2_interleave_sectors);
+	if (meta_dev && sb->log2_interleave_sectors)
+		return dmt_reason_set(why, -EINVAL,
+				      DMT_REASON_INTEGRITY_INTERLEAVED,
+				      "data_device", 0);
+	return 0;
+}
+
+/* What the kernel derives from the device sizes (provided, limits). */
+static int sb_device_fits(const struct dmt_integrity_sb *sb,
+			  struct dmt_integrity_geom *g, struct dmt_reason *why)
+{
+	/* the kernel recomputes provided from the device size ... */
+	provided_sectors(g);
+	if (!g->provided)
+		return dmt_reason_set(why, -ENODATA,
+				      DMT_REASON_DEVICE_TOO_SMALL, "sb",
+				      g->meta_sectors << 9);
+	while (device_limits(g)) {
+		if (!g->meta_dev || g->log2_buffer_sectors <= 3)
+			return dmt_reason_set(why, -ENODATA,
+					      DMT_REASON_DEVICE_TOO_SMALL,
+					      "sb", g->meta_sectors << 9);
+		g->log2_buffer_sectors--;
+	}
+	/* ... and maps no more than the stored size (the table length) */
+	if (sb->provided_data_sectors > g->provided)
+		return dmt_reason_set(why, -ENODATA,
+				      DMT_REASON_INTEGRITY_SB_PROVIDED,
+				      "sb.provided_data_sectors",
+				      sb->provided_data_sectors);
+	if (sb->provided_data_sectors & (g->spb - 1))
+		return dmt_reason_set(why, -EMEDIUMTYPE, DMT_REASON_SB_FIELD,
+				      "sb.provided_data_sectors",
+				      sb->provided_data_sectors);
+	if (!g->meta_dev) {
+		unsigned int lb =
+			(unsigned int)__builtin_ctzll(g->metadata_run);
+
+		if (g->log2_buffer_sectors > lb)
+			g->log2_buffer_sectors = lb;
+		/* the kernel addresses tags in buffer units (2.6 caveat) */
+		if (g->log2_interleave < g->log2_buffer_sectors)
+			return dmt_reason_set(
+				why, -EMEDIUMTYPE,
+				DMT_REASON_INTEGRITY_LEGACY_INTERLEAVE,
+				"sb.log2_interleave_sectors",
+				g->log2_interleave);
+	}
+	return 0;
+}
+
 int dmt_integrity_geom_from_sb(const struct dmt_integrity_sb *sb,
 			       bool meta_dev, uint64_t meta_sectors,
 			       uint64_t data_sectors,
 			       unsigned int buffer_sectors,
-			       struct dmt_integrity_geom *g, const char **why)
+			       struct dmt_integrity_geom *g,
+			       struct dmt_reason *why)
 {
-	struct dmt_integrity_geom t;
-	const char *w = NULL;
-	int err = -EMEDIUMTYPE;
+	int err;
 
 	memset(g, 0, sizeof(*g));
-	if (sb->version < 1 || sb->version > DMT_INTEGRITY_MAX_VERSION) {
-		w = "unsupported superblock version";
-		goto out;
-	}
-	if (sb->flags & DMT_INTEGRITY_SB_INLINE) {
-		w = "inline mode (tags in the device's hardware metadata) cannot be handled on an image";
-		goto out;
-	}
-	if (!sb->tag_size || sb->tag_size > DMT_INTEGRITY_MAX_TAG) {
-		w = "invalid tag size in the superblock";
-		goto out;
-	}
-	if (sb->log2_sectors_per_block > 3) {
-		w = "invalid sector size in the superblock";
-		goto out;
-	}
-	if (!sb->journal_sections) {
-		w = "corrupted superblock: journal_sections is 0";
-		goto out;
-	}
-	if (!meta_dev && (sb->log2_interleave_sectors < 3 ||
-			  sb->log2_interleave_sectors > 31)) {
-		if (!sb->log2_interleave_sectors) {
-			err = -EINVAL;
-			w = "the superblock is for a separate data device: give --data-device";
-		} else {
-			w = "invalid interleave_sectors in the superblock";
-		}
-		goto out;
-	}
-	if (meta_dev && sb->log2_interleave_sectors) {
-		err = -EINVAL;
-		w = "the superblock is for interleaved data and tags: --data-device does not apply";
-		goto out;
-	}
-
+	err = sb_fields_ok(sb, meta_dev, why);
+	if (err)
+		return err;
 	g->log2_spb = sb->log2_sectors_per_block;
 	g->spb = 1u << g->log2_spb;
 	g->tag_size = sb->tag_size;
@@ -352,54 +408,13 @@ int dmt_integrity_geom_from_sb(const struct dmt_integrity_sb *sb,
 	g->data_sectors = meta_dev ? data_sectors : meta_sectors;
 	g->log2_buffer_sectors = log2_buffer(buffer_sectors ? buffer_sectors :
 					     DEFAULT_BUFFER_SECTORS);
-
-	/* the kernel recomputes provided from the device size ... */
-	provided_sectors(g);
-	if (!g->provided) {
-		err = -ENODATA;
-		w = "the device is too small for its superblock";
-		goto out;
+	err = sb_device_fits(sb, g, why);
+	if (err) {
+		memset(g, 0, sizeof(*g));
+		return err;
 	}
-	for (;;) {
-		if (!device_limits(g))
-			break;
-		if (!meta_dev || g->log2_buffer_sectors <= 3) {
-			err = -ENODATA;
-			w = "the device is too small for its superblock";
-			goto out;
-		}
-		g->log2_buffer_sectors--;
-	}
-	/* ... and maps no more than the stored size (the table length) */
-	if (sb->provided_data_sectors > g->provided) {
-		err = -ENODATA;
-		w = "the device is smaller than provided_data_sectors in the superblock";
-		goto out;
-	}
-	if (sb->provided_data_sectors & (g->spb - 1)) {
-		w = "provided_data_sectors is not a whole number of blocks";
-		goto out;
-	}
-	if (!meta_dev) {
-		unsigned int lb =
-			(unsigned int)__builtin_ctzll(g->metadata_run);
-
-		if (g->log2_buffer_sectors > lb)
-			g->log2_buffer_sectors = lb;
-		/* the kernel addresses tags in buffer units (2.6 caveat) */
-		if (g->log2_interleave < g->log2_buffer_sectors) {
-			w = "legacy padding with interleave_sectors below the kernel's buffer size: the kernel misplaces tags on such a device";
-			goto out;
-		}
-	}
-	t = *g;
-	t.provided = sb->provided_data_sectors;
-	*g = t;
-	err = 0;
-out:
-	if (why)
-		*why = w;
-	return err;
+	g->provided = sb->provided_data_sectors;
+	return 0;
 }
 
 uint64_t dmt_integrity_data_sector(const struct dmt_integrity_geom *g,

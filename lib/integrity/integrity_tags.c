@@ -117,11 +117,6 @@ void dmt_integrity_tagger_free(struct dmt_integrity_tagger *t)
 	free(t);
 }
 
-size_t dmt_integrity_tagger_digest_size(const struct dmt_integrity_tagger *t)
-{
-	return t->digest;
-}
-
 const char *dmt_integrity_tagger_engine(const struct dmt_integrity_tagger *t)
 {
 	return dmt_hasher_engine(t->h);

@@ -105,7 +105,8 @@ static struct run run(const char *first, ...)
 	unlink(o_name);
 	unlink(e_name);
 	va_start(ap, first);
-	for (const char *a = first; a && argc < 15; a = va_arg(ap, const char *))
+	for (const char *a = first; a && argc < 15;
+	     a = va_arg(ap, const char *))
 		argv[argc++] = a;
 	va_end(ap);
 	fflush(stdout);

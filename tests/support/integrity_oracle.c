@@ -363,7 +363,8 @@ int it_tool(char **out, char **err, const char *fmt, ...)
 	va_start(ap, fmt);
 	cr_assert(vasprintf(&args, fmt, ap) >= 0);
 	va_end(ap);
-	rc = th_sh(out, err, "'%s' %s", tool, args);
+	/* stdin is never a terminal: format does not stop to ask */
+	rc = th_sh(out, err, "'%s' %s </dev/null", tool, args);
 	free(args);
 	free(tool);
 	return rc;

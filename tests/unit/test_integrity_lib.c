@@ -302,20 +302,28 @@ Test(integrity_sb, bytes_field_by_field)
 	};
 	uint8_t s0[512], zero[448] = { 0 };
 	struct dmt_integrity_sb back;
+	struct dmt_reason why;
 
 	memcpy(sb.salt, salt16, 16);
 	dmt_integrity_sb_encode(&sb, s0);
 	cr_assert_arr_eq(s0, want, 64);
 	cr_assert_arr_eq(s0 + 64, zero, 448);
-	cr_assert_eq(dmt_integrity_sb_decode(s0, &back), 0);
+	cr_assert_eq(dmt_integrity_sb_decode(s0, &back, NULL), 0);
 	cr_assert_eq(memcmp(&back, &sb, sizeof(sb)), 0);
+	/* refusals say why: no magic, or which version */
 	s0[0] ^= 1;
-	cr_expect_eq(dmt_integrity_sb_decode(s0, &back), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_integrity_sb_decode(s0, &back, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_BAD_MAGIC);
 	s0[0] ^= 1;
 	s0[8] = 0;
-	cr_expect_eq(dmt_integrity_sb_decode(s0, &back), -EMEDIUMTYPE);
-	s0[8] = 7;
-	cr_expect_eq(dmt_integrity_sb_decode(s0, &back), -EMEDIUMTYPE);
+	cr_expect_eq(dmt_integrity_sb_decode(s0, &back, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_VERSION);
+	cr_expect_eq(why.value, 0);
+	s0[8] = 255;
+	cr_expect_eq(dmt_integrity_sb_decode(s0, &back, &why), -EMEDIUMTYPE);
+	cr_expect_eq(why.code, DMT_REASON_SB_VERSION);
+	cr_expect_eq(why.value, 255);
+	cr_expect_str_eq(why.field, "sb.version");
 }
 
 /* formats.md 2.2 example: 16 MiB, defaults -> the first 32 bytes. */
@@ -587,7 +595,7 @@ Test(integrity_jcrypt, kernel_journals)
 		struct dmt_integrity_jcrypt *jc, *bad;
 		struct dmt_integrity_sb sb;
 		struct dmt_integrity_geom g;
-		const char *why = NULL;
+		struct dmt_reason why = { 0 };
 		uint64_t ds = it_getu(f, "device_sectors");
 		uint32_t secs[3] = { 0, 1, (uint32_t)it_getu(f, "last") };
 		uint8_t key[64], *img, *buf;
@@ -602,10 +610,10 @@ Test(integrity_jcrypt, kernel_journals)
 		free(path);
 		cr_assert_eq(len, 4 * 512);
 		unhex(it_get(f, "key"), key, &klen);
-		cr_assert_eq(dmt_integrity_sb_decode(img, &sb), 0);
+		cr_assert_eq(dmt_integrity_sb_decode(img, &sb, NULL), 0);
 		cr_assert_eq(dmt_integrity_geom_from_sb(&sb, false, ds, ds, 0, &g,
 							&why),
-			     0, "%s: %s", f->name, why);
+			     0, "%s: reason %d", f->name, why.code);
 		cr_assert_eq(dmt_integrity_jcrypt_new(it_get(f, "cipher"), key,
 						      klen, &g, &jc),
 			     0, "%s", f->name);
@@ -865,10 +873,21 @@ static void ops_teardown(void)
 	free(dir);
 }
 
-static void opts_init(struct dmt_integrity_opts *o, const char *dev)
+/* Options on an image opened read-write (or created, when missing). */
+static void opts_init(struct dmt_integrity_opts *o, struct dmt_file *meta,
+		      const char *dev)
 {
+	int err;
+
 	memset(o, 0, sizeof(*o));
-	o->device = dev;
+	err = dmt_file_open(meta, dev, DMT_OPEN_RW);
+	if (err == -ENOENT) {
+		cr_assert_eq(dmt_file_open(meta, dev, DMT_OPEN_NEW_TMP), 0);
+		o->created = true;
+	} else {
+		cr_assert_eq(err, 0, "%s", dev);
+	}
+	o->meta = meta;
 	o->alg = "crc32c";
 	o->layout.sector_size = 512;
 	o->layout.fix_padding = true;
@@ -880,9 +899,14 @@ static void opts_init(struct dmt_integrity_opts *o, const char *dev)
 
 static int read_sb(const char *path, struct dmt_integrity_sb *sb)
 {
+	struct dmt_file f;
 	uint64_t size;
+	int err;
 
-	return dmt_integrity_read_sb(path, sb, &size);
+	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
+	err = dmt_integrity_read_sb(&f, sb, &size, NULL);
+	dmt_file_close(&f);
+	return err;
 }
 
 /*
@@ -896,35 +920,45 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	struct dmt_integrity_opts o;
 	struct dmt_integrity_result r;
 	struct dmt_integrity_sb sb;
+	struct dmt_file meta, payload;
 	uint64_t first = 0;
 
 	th_write_random_file(pay, 40u << 20, 3);
 	th_write_random_file(img, 64u << 20, 9);	/* old contents */
-	opts_init(&o, img);
-	o.data_from = pay;
+	opts_init(&o, &meta, img);
+	cr_assert_eq(dmt_file_open(&payload, pay, DMT_OPEN_READ), 0);
+	o.payload = &payload;
 	o.threads = 1;
 	/* the payload is read in 4 MiB chunks, 4 per 16 MiB unit: the 9th
 	 * read is unit 2's first */
 	dmt_io_fault_set("payload-file", DMT_IO_READ, 9, EIO, false);
 	cr_assert_eq(dmt_integrity_format(&o, &r), -EIO);
 	dmt_io_fault_clear();
+	/* the failing read is named */
+	cr_expect_eq(r.reason.code, DMT_REASON_INTEGRITY_IO_READ);
+	cr_expect_str_eq(r.reason.path, pay);
+	cr_expect_eq(r.reason.value, EIO);
+	dmt_file_close(&payload);
+	dmt_file_close(&meta);
 	cr_assert_eq(read_sb(img, &sb), 0);
 	cr_expect(sb.flags & DMT_INTEGRITY_SB_RECALCULATING);
 	cr_expect_eq(sb.version, 5);
 	cr_expect_eq(sb.recalc_sector, 65536);
 	/* tags before recalc_sector are valid: check passes up to there */
-	opts_init(&o, img);
-	cr_assert_eq(dmt_integrity_check(&o, &r), 0, "%s", r.why);
+	opts_init(&o, &meta, img);
+	cr_assert_eq(dmt_integrity_check(&o, &r), 0, "reason %d", r.reason.code);
 	cr_expect_eq(r.end_sector, sb.recalc_sector);
-	cr_assert_eq(dmt_integrity_recalculate(&o, &r), 0, "%s", r.why);
+	cr_assert_eq(dmt_integrity_recalculate(&o, &r), 0, "reason %d",
+		     r.reason.code);
 	cr_expect_eq(r.start_sector, sb.recalc_sector);
 	cr_assert_eq(read_sb(img, &sb), 0);
 	/* done: the superblock is a plain formatted one again */
 	cr_expect_eq(sb.flags, 0x18);
 	cr_expect_eq(sb.recalc_sector, 0);
 	cr_expect_eq(sb.version, 5);
-	cr_assert_eq(dmt_integrity_check(&o, &r), 0, "%s", r.why);
+	cr_assert_eq(dmt_integrity_check(&o, &r), 0, "reason %d", r.reason.code);
 	cr_expect_eq(r.end_sector, sb.provided_data_sectors);
+	dmt_file_close(&meta);
 	cr_expect_eq(it_verify_image(img, NULL, "crc32c", NULL, 0, &first), 0,
 		     "first bad sector %llu", (unsigned long long)first);
 	free(img);
@@ -938,13 +972,16 @@ Test(integrity_ops, failed_create_leaves_nothing, .init = ops_setup,
 	char *img = th_path(dir, "new.img"), *cmd;
 	struct dmt_integrity_opts o;
 	struct dmt_integrity_result r;
+	struct dmt_file meta;
 	char *out = NULL;
 
-	opts_init(&o, img);
+	opts_init(&o, &meta, img);
+	cr_assert(o.created);
 	o.device_size = 16u << 20;
 	dmt_io_fault_set("new.img", DMT_IO_WRITE, 4, ENOSPC, false);
 	cr_assert_eq(dmt_integrity_format(&o, &r), -ENOSPC);
 	dmt_io_fault_clear();
+	dmt_file_close(&meta);
 	cr_assert_eq(access(img, F_OK), -1);
 	cr_assert(asprintf(&cmd, "ls -A '%s'", dir) > 0);
 	cr_assert_eq(th_sh(&out, NULL, "%s", cmd), 0);
@@ -973,10 +1010,11 @@ Test(integrity_ops, progress_and_abort, .init = ops_setup,
 	struct dmt_integrity_opts o;
 	struct dmt_integrity_result r;
 	struct dmt_integrity_sb sb;
+	struct dmt_file meta;
 	uint64_t v[4] = { 0 };
 
 	th_write_random_file(img, 64u << 20, 0);
-	opts_init(&o, img);
+	opts_init(&o, &meta, img);
 	o.progress.fn = count_progress;
 	o.progress.ctx = v;
 	cr_assert_eq(dmt_integrity_format(&o, &r), 0);
@@ -986,6 +1024,7 @@ Test(integrity_ops, progress_and_abort, .init = ops_setup,
 	memset(v, 0, sizeof(v));
 	v[3] = 2;
 	cr_assert_eq(dmt_integrity_recalculate(&o, &r), -EINTR);
+	dmt_file_close(&meta);
 	cr_assert_eq(read_sb(img, &sb), 0);
 	cr_expect(sb.flags & DMT_INTEGRITY_SB_RECALCULATING);
 	cr_expect_lt(sb.recalc_sector, sb.provided_data_sectors);

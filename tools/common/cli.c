@@ -268,7 +268,8 @@ static int check_command(struct cli *c)
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n_all(t); i++) {
-		if (c->given[i] && !(opt_at(t, i)->commands & CLI_CMD(c->cmd))) {
+		if (c->given[i] &&
+		    !(opt_at(t, i)->commands & CLI_CMD(c->cmd))) {
 			cli_msg_not_allowed(opt_at(t, i)->name, c->cmd_name);
 			return -EINVAL;
 		}

@@ -183,6 +183,9 @@ void cli_msg_maps_devices(const struct cli_tool *t, const char *cmd);
 void cli_reason_text(const struct cli *c, const struct dmt_reason *r,
 		     char *buf, size_t size);
 void cli_reason_err(const struct cli *c, const struct dmt_reason *r);
+/* The same with ": strerror(err)" after the reason (err 0: none). */
+void cli_reason_err_errno(const struct cli *c, const struct dmt_reason *r,
+			  int err);
 /* The reason of the last cli_reason_err (for --json), or NULL. */
 const struct dmt_reason *cli_last_reason(void);
 void cli_reason_reset(void);
@@ -190,12 +193,15 @@ void cli_reason_reset(void);
 const char *cli_reason_code_name(int code);
 
 /*
- * Ask before destroying data: on a terminal (stdin) prints the warning
- * and "Are you sure? (Type 'yes' in capital letters): "; true only for
- * "YES".  With --batch-mode/-q: true without asking.  stdin not a
- * terminal: prints the warning and goes on (true), never blocks.
+ * Ask before destroying data: on a terminal (stdin and stderr) prints the
+ * warning and "Are you sure? (Type 'yes' in capital letters): "; true only
+ * for "YES".  With --batch-mode/-q: true without asking.  Otherwise
+ * prints the warning and goes on (true): never blocks a pipeline.
  */
 bool cli_confirm(const struct cli *c, const char *warning);
+
+/* "thread" for 1, "threads" otherwise (the word after a count). */
+const char *cli_plural(uint64_t n, const char *one, const char *many);
 
 /* First error message of this run (for the --json error object). */
 const char *tool_first_error(void);

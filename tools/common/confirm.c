@@ -2,7 +2,9 @@
 /*
  * Confirmation before destroying data, as cryptsetup asks it: only on a
  * terminal; --batch-mode/-q never ask; a pipeline is never blocked (stdin
- * not a terminal: a warning, and the command goes on).
+ * not a terminal: a warning, and the command goes on).  stderr must be a
+ * terminal too: a question nobody sees (stderr captured, as in a test
+ * harness run from a terminal) would only hang.
  */
 #include "tools/common/cli.h"
 
@@ -16,8 +18,8 @@ bool cli_confirm(const struct cli *c, const char *warning)
 
 	if (c->batch)
 		return true;
-	if (!isatty(STDIN_FILENO)) {
-		tool_warn("%s (stdin is not a terminal: going on; -q or "
+	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) {
+		tool_warn("%s (not asking: no terminal; going on; -q or "
 			  "--batch-mode skip this warning)", warning);
 		return true;
 	}

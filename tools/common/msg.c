@@ -158,3 +158,8 @@ void cli_msg_maps_devices(const struct cli_tool *t, const char *cmd)
 	tool_err("%s: this tool does not map devices; %s", cmd,
 		 t->map_hint ? t->map_hint : "use the kernel's setup tool");
 }
+
+const char *cli_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}

@@ -37,7 +37,8 @@ static const char *const code_names[] = {
 
 const char *cli_reason_code_name(int code)
 {
-	if (code < 0 || (size_t)code >= sizeof(code_names) / sizeof(code_names[0]))
+	if (code < 0 ||
+	    (size_t)code >= sizeof(code_names) / sizeof(code_names[0]))
 		return NULL;
 	return code_names[code];
 }
@@ -49,7 +50,8 @@ const char *cli_field_option(const struct cli_tool *t, const char *field)
 	if (!field)
 		return NULL;
 	for (size_t i = 0; i < t->n_options; i++) {
-		if (t->options[i].field && !strcmp(t->options[i].field, field)) {
+		if (t->options[i].field &&
+		    !strcmp(t->options[i].field, field)) {
 			snprintf(name, sizeof(name), "--%s", t->options[i].name);
 			return name;
 		}
@@ -177,9 +179,18 @@ const struct dmt_reason *cli_last_reason(void)
 
 void cli_reason_err(const struct cli *c, const struct dmt_reason *r)
 {
+	cli_reason_err_errno(c, r, 0);
+}
+
+void cli_reason_err_errno(const struct cli *c, const struct dmt_reason *r,
+			  int err)
+{
 	char text[512];
 
 	cli_reason_text(c, r, text, sizeof(text));
+	if (err)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 ": %s", dmt_strerror(err));
 	if (r->path)
 		tool_err("%s: %s", r->path, text);
 	else
@@ -187,7 +198,7 @@ void cli_reason_err(const struct cli *c, const struct dmt_reason *r)
 	if (!have_last_reason) {
 		last_reason = *r;
 		last_reason.path = last_reason.path2 = NULL;
-		last_reason.name = NULL;	/* may point into freed params */
+		last_reason.name = NULL; /* may point into freed params */
 		have_last_reason = true;
 	}
 }

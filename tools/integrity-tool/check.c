@@ -39,18 +39,24 @@ static void check_json_details(json_object *j,
 }
 
 static void print_json(struct cli *c, const struct dmt_integrity_result *r,
-		       bool recalc, int err)
+		       bool recalc, int err, const char *hint)
 {
 	const struct it *it = it_of(c);
 	json_object *j = json_object_new_object();
 
 	cli_json_add_str(j, "device", it->device);
-	if (it->o.data_device)
-		cli_json_add_str(j, "data_device", it->o.data_device);
+	if (it->data_path)
+		cli_json_add_str(j, "data_device", it->data_path);
 	cli_json_add_str(j, "result", !err ? "ok" :
 			 err == -EBADMSG ? "mismatch" : "not clean");
-	if (r->why && err)
-		cli_json_add_str(j, "reason", r->why);
+	if (r->reason.code && err) {
+		char why[512];
+
+		cli_reason_text(c, &r->reason, why, sizeof(why));
+		cli_json_add_str(j, "reason", why);
+	}
+	if (hint[0])
+		cli_json_add_str(j, "hint", hint);
 	cli_json_add_u64(j, "start_sector", r->start_sector);
 	cli_json_add_u64(j, "end_sector", r->end_sector);
 	cli_json_add_u64(j, "provided_data_sectors", r->sb.provided_data_sectors);
@@ -117,24 +123,71 @@ static void print_check(const struct it *it,
 		       dev, r->blocks, r->end_sector * 512);
 }
 
-static int run(struct cli *c, bool recalc)
+/*
+ * Every block wrong: rather the options than the data.  The tag size of
+ * the superblock against the algorithm's says which.
+ */
+static void wrong_options_hint(const struct it *it,
+			       const struct dmt_integrity_result *r,
+			       char *hint, size_t size)
+{
+	unsigned int ts;
+
+	hint[0] = '\0';
+	if (!r->mismatches || r->mismatches != r->blocks || r->blocks < 2 ||
+	    r->discarded)
+		return;
+	if (!dmt_integrity_default_tag_size(it->o.alg, &ts) &&
+	    ts != r->sb.tag_size)
+		snprintf(hint, size, "every block has a wrong tag: formatted with another --integrity or key? (the superblock has %u-byte tags, %s makes %u)",
+			 r->sb.tag_size, it_canonical_alg(it->o.alg), ts);
+	else
+		snprintf(hint, size, "every block has a wrong tag: formatted with another --integrity or key?");
+}
+
+/* Opens the files and runs the library; *said: the failure is told. */
+static int run_library(struct cli *c, bool recalc,
+		       struct dmt_integrity_result *r, bool *said)
 {
 	struct it *it = it_of(c);
-	struct dmt_integrity_result r;
 	int err;
 
 	it->o.allow_discards = cli_given(c, O_ALLOW_DISCARDS);
 	it->o.recalc_reset = cli_given(c, O_RECALC_RESET);
+	err = it_open_files(c);
+	*said = err != 0;
+	if (err)
+		return err;
 	tool_progress_init(&it->progress, it->device,
 			   recalc ? "recalculated" : "verified",
 			   c->progress_frequency, c->progress_json);
 	it->o.progress = tool_progress_hook(&it->progress);
-	err = recalc ? dmt_integrity_recalculate(&it->o, &r) :
-		       dmt_integrity_check(&it->o, &r);
+	err = recalc ? dmt_integrity_recalculate(&it->o, r) :
+		       dmt_integrity_check(&it->o, r);
 	tool_progress_finish(&it->progress, !err || err == -EBADMSG);
+	if (r->sb.version)
+		it_debug_geometry(r);
+	if (r->engine)
+		tool_verbose("%s: tags by %s on %u %s", it->device, r->engine,
+			     it->o.threads,
+			     cli_plural(it->o.threads, "thread", "threads"));
+	return err;
+}
 
+static int run(struct cli *c, bool recalc)
+{
+	struct it *it = it_of(c);
+	struct dmt_integrity_result r;
+	char hint[256];
+	bool said;
+	int err;
+
+	err = run_library(c, recalc, &r, &said);
+	if (said)
+		return err;
+	wrong_options_hint(it, &r, hint, sizeof(hint));
 	if (c->json && (!err || err == -EBADMSG || err == -EUCLEAN))
-		print_json(c, &r, recalc, err);
+		print_json(c, &r, recalc, err, hint);
 	if (err == -EUCLEAN && r.journal.used_entries)
 		tool_err("%s: %" PRIu64 " used journal entries, first in section %u entry %u (sector field %" PRIu64 ")",
 			 it->device, r.journal.used_entries,
@@ -155,6 +208,8 @@ static int run(struct cli *c, bool recalc)
 		       it->device, r.blocks, r.start_sector, r.end_sector);
 	if (err)
 		it_print_why(c, &r, err);
+	if (hint[0])
+		tool_err("%s: %s", it->device, hint);
 	return err;
 }
 

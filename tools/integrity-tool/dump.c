@@ -28,33 +28,35 @@ static void print_text(const char *dev, const struct dmt_integrity_sb *sb)
 
 int it_cmd_dump(struct cli *c)
 {
-	const char *dev = it_of(c)->device;
+	struct it *it = it_of(c);
+	struct dmt_reason why = { 0 };
 	struct dmt_integrity_sb sb;
 	uint64_t size;
 	int err;
 
-	err = dmt_integrity_read_sb(dev, &sb, &size);
+	err = it_open_files(c);
+	if (err)
+		return err;
+	err = dmt_integrity_read_sb(it->o.meta, &sb, &size, &why);
 	if (!err && sb.log2_sectors_per_block > 3) {
 		tool_err("%s: invalid sector size in the superblock (log2_sectors_per_block %u)",
-			 dev, sb.log2_sectors_per_block);
+			 it->device, sb.log2_sectors_per_block);
 		return -EMEDIUMTYPE;
 	}
-	if (err) {
-		if (err == -EMEDIUMTYPE)
-			tool_err("%s: not a valid INTEGRITY device (no dm-integrity superblock)",
-				 dev);
-		else
-			tool_err_errno(dev, "cannot read", err);
+	if (err && why.code >= DMT_REASON_INTEGRITY_FIRST)
+		tool_err_errno(it->device, "cannot read", err);
+	else if (err)
+		cli_reason_err(c, &why);
+	if (err)
 		return err;
-	}
 	if (c->json) {
 		json_object *j = it_sb_json(&sb);
 
-		cli_json_add_str(j, "device", dev);
+		cli_json_add_str(j, "device", it->device);
 		cli_json_add_u64(j, "device_size", size);
 		cli_json_print(c, j);
 		return 0;
 	}
-	print_text(dev, &sb);
+	print_text(it->device, &sb);
 	return 0;
 }

@@ -37,8 +37,10 @@ extern const struct cli_tool integrity_tool;
 
 /* What the commands share (c->priv). */
 struct it {
-	const char *device;
-	struct dmt_integrity_opts o;
+	const char *device;		/* as given */
+	const char *data_path, *payload_path;
+	struct dmt_integrity_opts o;	/* o.meta... point here once open */
+	struct dmt_file meta_file, data_file, payload_file;
 	uint8_t *key, *jkey, *ckey;	/* wiped and freed by it_cleanup */
 	size_t key_len, jkey_len, ckey_len;
 	struct tool_progress progress;
@@ -54,15 +56,26 @@ int it_fill_layout(struct cli *c);
 int it_fill_keys(struct cli *c);
 int it_fill_salt(struct cli *c);
 
+/* files.c: opens o.meta, o.data, o.payload for the command (messages
+ * printed); it_close_files closes what is open. */
+int it_open_files(struct cli *c);
+void it_close_files(struct it *it);
+/* Whether an existing device holds anything but zeros (looked at up to
+ * a few MiB of its data extents). */
+bool it_device_has_data(struct dmt_file *f);
+
 /* output.c */
 const char *it_canonical_alg(const char *name);
 void it_flag_names(uint32_t flags, char *buf, size_t size);
 struct json_object *it_sb_json(const struct dmt_integrity_sb *sb);
 void it_geom_json(struct json_object *j, const struct dmt_integrity_geom *g);
+/* --debug: the superblock and geometry in one line each. */
+void it_debug_geometry(const struct dmt_integrity_result *r);
 /* The dm table line for `dmsetup create`; false (and a note in *why)
  * when a path cannot be written in the kernel's table syntax. */
 bool it_table_line(const struct it *it, const struct dmt_integrity_sb *sb,
 		   char *buf, size_t size, const char **why);
+/* The failure of a library call: its reason (or the errno) as one line. */
 void it_print_why(const struct cli *c, const struct dmt_integrity_result *r,
 		  int err);
 bool it_reason_text(const struct cli *c, const struct dmt_reason *r,

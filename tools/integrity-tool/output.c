@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * integrity-tool output shared by the commands: superblock as JSON, flag
- * names as integritysetup prints them, the dm table line, and failure
- * messages from the library's result.
+ * names as integritysetup prints them, the dm table line.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -76,6 +74,27 @@ void it_geom_json(struct json_object *j, const struct dmt_integrity_geom *g)
 	}
 }
 
+void it_debug_geometry(const struct dmt_integrity_result *r)
+{
+	const struct dmt_integrity_sb *sb = &r->sb;
+	const struct dmt_integrity_geom *g = &r->geom;
+
+	if (tool_verbosity < 2)
+		return;
+	/* the superblock may be one the geometry refused */
+	tool_debug("superblock: version %u, flags %#x, tag size %u, log2_sectors_per_block %u, provided_data_sectors %" PRIu64
+		   ", journal_sections %u, log2_interleave_sectors %u, log2_blocks_per_bitmap_bit %u",
+		   sb->version, sb->flags, sb->tag_size,
+		   sb->log2_sectors_per_block,
+		   sb->provided_data_sectors, sb->journal_sections,
+		   sb->log2_interleave_sectors, sb->log2_blocks_per_bitmap_bit);
+	tool_debug("geometry: initial_sectors %" PRIu64 ", journal section %u sectors (%u entries of %u bytes), metadata_run %" PRIu64
+		   " sectors, buffer 2^%u sectors, metadata device %" PRIu64 " sectors, data %" PRIu64 " sectors",
+		   g->initial_sectors, g->section_sectors, g->section_entries,
+		   g->entry_size, g->metadata_run, g->log2_buffer_sectors,
+		   g->meta_sectors, g->data_sectors);
+}
+
 /* ---- the dm table ---- */
 
 /*
@@ -121,7 +140,7 @@ static bool table_opts(const struct it *it, const struct dmt_integrity_sb *sb,
 	const struct dmt_integrity_opts *o = &it->o;
 	char path[1024], bs[16];
 
-	if (o->data_device) {
+	if (it->data_path) {
 		if (!table_path(it->device, path, sizeof(path)))
 			return false;
 		add_arg(b, " meta_device:%s%s", path, "");
@@ -151,7 +170,7 @@ static bool table_opts(const struct it *it, const struct dmt_integrity_sb *sb,
 bool it_table_line(const struct it *it, const struct dmt_integrity_sb *sb,
 		   char *buf, size_t size, const char **why)
 {
-	const char *data = it->o.data_device ? it->o.data_device : it->device;
+	const char *data = it->data_path ? it->data_path : it->device;
 	struct opts_buf b = { .text = "" };
 	char path[1024];
 
@@ -163,35 +182,4 @@ bool it_table_line(const struct it *it, const struct dmt_integrity_sb *sb,
 	snprintf(buf, size, "0 %" PRIu64 " integrity %s 0 %u J %d%s",
 		 sb->provided_data_sectors, path, sb->tag_size, b.n, b.text);
 	return true;
-}
-
-/* ---- failures ---- */
-
-void it_print_why(const struct cli *c, const struct dmt_integrity_result *r,
-		  int err)
-{
-	const struct it *it = c->priv;
-	const char *path = r->why_path ? r->why_path : it->device;
-
-	if (!r->why) {
-		tool_err_errno(path, "failed", err);
-		return;
-	}
-	switch (err) {
-	case -EINVAL:
-	case -EBADMSG:
-	case -EUCLEAN:
-	case -EMEDIUMTYPE:
-	case -ENODATA:
-		tool_err("%s: %s", path, r->why);
-		break;
-	default:
-		tool_err("%s: %s: %s", path, r->why, dmt_strerror(err));
-	}
-}
-
-bool it_reason_text(const struct cli *c, const struct dmt_reason *r,
-		    char *buf, size_t size)
-{
-	return false;
 }

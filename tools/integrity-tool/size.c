@@ -12,7 +12,7 @@
 /* --payload-size, or the size of --data-device. */
 static int payload_size(struct cli *c, uint64_t *bytes)
 {
-	const char *data = it_of(c)->o.data_device;
+	const char *data = it_of(c)->data_path;
 	struct dmt_file f = { .fd = -1 };
 	int err;
 
@@ -77,7 +77,7 @@ int it_cmd_size(struct cli *c)
 		return err;
 	need = (payload + l.sector_size - 1) / l.sector_size *
 	       (l.sector_size / 512);
-	l.meta_dev = it->o.data_device != NULL;
+	l.meta_dev = it->data_path != NULL;
 	if (l.meta_dev) {
 		data_bytes = need * 512;
 		l.data_dev_sectors = need ? need : l.sector_size / 512;

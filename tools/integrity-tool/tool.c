@@ -132,11 +132,12 @@ static const struct cli_option options[O_COUNT] = {
 static int prepare(struct cli *c)
 {
 	struct it *it = it_of(c);
+	struct dmt_reason why = { 0 };
 	int err;
 
 	it->device = c->nargs ? c->args[0] : NULL;
-	it->o.device = it->device;
-	it->o.data_device = cli_str(c, O_DATA_DEVICE);
+	it->data_path = cli_str(c, O_DATA_DEVICE);
+	it->payload_path = cli_str(c, O_DATA_FROM);
 	it->o.alg = cli_given(c, O_INTEGRITY) ? cli_str(c, O_INTEGRITY) :
 						"crc32c";
 	it->o.threads = c->threads;
@@ -147,6 +148,11 @@ static int prepare(struct cli *c)
 		err = it_fill_keys(c);
 	if (!err && c->cmd == CMD_FORMAT)
 		err = it_fill_salt(c);
+	/* algorithms and keys before any file is opened */
+	if (!err && c->cmd != CMD_SIZE)
+		err = dmt_integrity_opts_check(&it->o, &why);
+	if (err && why.code)
+		cli_reason_err(c, &why);
 	return err;
 }
 
@@ -161,6 +167,7 @@ static void cleanup(struct cli *c)
 {
 	struct it *it = it_of(c);
 
+	it_close_files(it);
 	wipe_free(it->key, it->key_len);
 	wipe_free(it->jkey, it->jkey_len);
 	wipe_free(it->ckey, it->ckey_len);

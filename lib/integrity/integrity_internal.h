@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside lib/integrity: the bulk pass ("walk") that format, check and
+ * recalculate share, and the superblock and journal transfers.
+ */
+#ifndef DMT_LIB_INTEGRITY_INTERNAL_H
+#define DMT_LIB_INTEGRITY_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dmt/integrity.h>
+#include <dmt/io.h>
+#include <dmt/reason.h>
+
+enum op_kind { OP_FORMAT, OP_CHECK, OP_RECALC };
+
+struct worker {
+	struct dmt_integrity_tagger *t;
+	uint8_t *buf;		/* one data chunk */
+	uint8_t *tags;		/* the unit's computed tags */
+	uint8_t *stored;	/* check: the unit's tags on disk */
+};
+
+/* One walk over logical blocks; the caller fills the first group. */
+struct op {
+	enum op_kind kind;
+	const struct dmt_integrity_opts *o;
+	struct dmt_integrity_result *r;
+	struct dmt_integrity_geom *g;
+	struct dmt_file *meta;		/* superblock, journal, tags */
+	struct dmt_file *src;		/* where block data is read */
+	struct dmt_file *dst;		/* format writes data here */
+	bool src_is_payload;		/* src offsets = logical offsets */
+	uint64_t src_limit;		/* payload bytes (else no limit) */
+	bool fresh;			/* dst data area is known all-zero */
+	struct dmt_integrity_tagger *tagger;
+	/* the walk's own */
+	unsigned int bs;		/* block size in bytes */
+	uint64_t first_block, end_block;
+	uint64_t unit_blocks, chunk_blocks, ubase, n_units;
+	const uint8_t *zero;
+	struct worker *w;
+	unsigned int nw;
+	uint8_t *unit_done;
+	pthread_mutex_t lock;
+	uint64_t done_bytes, total_bytes, reported;
+	bool aborted;
+	bool failed;			/* fail holds the first I/O failure */
+	struct dmt_reason fail;
+};
+
+/* Runs the walk over blocks [first, end); on an I/O failure the reason
+ * is in r->reason.  Free op->unit_done afterwards. */
+int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end);
+/* First logical sector whose tag may be missing after a failed walk. */
+uint64_t dmt_integrity_walk_resume(const struct op *op);
+
+/* Superblock area (MAC'ed when the flags say so); sector 0. */
+int dmt_integrity_write_sb(struct dmt_file *f, struct dmt_integrity_sb *sb,
+			   const struct dmt_integrity_mac *mac, bool meta_dev);
+int dmt_integrity_read_sector0(struct dmt_file *f, uint8_t sector0[512]);
+/* The whole journal, empty (sequence 0) / checked into rep. */
+int dmt_integrity_write_journal(struct dmt_file *f,
+				const struct dmt_integrity_geom *g,
+				const struct dmt_integrity_sb *sb,
+				const struct dmt_integrity_mac *mac,
+				struct dmt_integrity_jcrypt *jc);
+int dmt_integrity_verify_journal(struct dmt_file *f,
+				 const struct dmt_integrity_geom *g,
+				 const struct dmt_integrity_sb *sb,
+				 const struct dmt_integrity_mac *mac,
+				 struct dmt_integrity_jcrypt *jc,
+				 struct dmt_integrity_journal_report *rep);
+
+/* Fills r->reason when err is not 0 and no reason is there yet;
+ * returns err. */
+int dmt_integrity_why(struct dmt_integrity_result *r, int err, int code,
+		      const struct dmt_file *f, const char *field,
+		      uint64_t value);
+
+/* Shared setup of the operations (integrity_setup.c). */
+int dmt_integrity_open_jcrypt(const struct dmt_integrity_opts *o,
+			      const struct dmt_integrity_geom *g,
+			      struct dmt_integrity_jcrypt **out,
+			      struct dmt_integrity_result *r);
+int dmt_integrity_make_tagger(const struct dmt_integrity_opts *o,
+			      const struct dmt_integrity_sb *sb,
+			      struct dmt_integrity_tagger **t,
+			      struct dmt_integrity_result *r);
+
+#endif /* DMT_LIB_INTEGRITY_INTERNAL_H */

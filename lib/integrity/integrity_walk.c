@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The bulk pass of dm-integrity format / check / recalculate, and the
+ * superblock and journal transfers they share.
+ *
+ * The logical device is cut into units of up to 16 MiB that never cross an
+ * interleave area, so a unit's tags are one contiguous byte range: each
+ * worker reads a unit's data in large chunks, hashes whole chunks through
+ * the engine, and writes (or compares) the unit's tags with one transfer.
+ * Holes (in the payload, the image or the data device) are never read:
+ * their tags come from a shared zero block, which is what the kernel's
+ * wipe produces.  Memory per worker is bounded by the chunk and unit sizes.
+ */
+#include "lib/integrity/integrity_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dmt/hash.h>
+#include <dmt/io.h>
+#include <dmt/threads.h>
+
+#define UNIT_SECTORS_MAX 32768		/* 16 MiB of data per unit */
+#define UNIT_TAG_BYTES_MAX (4u << 20)
+#define ZERO_BYTES (1u << 20)
+#define PROGRESS_STEP (8ull << 20)
+#define JOURNAL_BATCH_BYTES (4u << 20)
+
+/* Remembers the first failing transfer of a walk, for the reason. */
+static int io_fail(struct op *op, int err, const struct dmt_file *f,
+		   int code)
+{
+	if (!err || err == -EINTR)
+		return err;
+	pthread_mutex_lock(&op->lock);
+	if (!op->failed) {
+		op->failed = true;
+		op->fail = (struct dmt_reason){ .code = code,
+						.path = dmt_file_path(f),
+						.value = (uint64_t)-err };
+	}
+	pthread_mutex_unlock(&op->lock);
+	return err;
+}
+
+int dmt_integrity_why(struct dmt_integrity_result *r, int err, int code,
+		      const struct dmt_file *f, const char *field,
+		      uint64_t value)
+{
+	if (err && r && !r->reason.code)
+		r->reason = (struct dmt_reason){
+			.code = code, .field = field, .value = value,
+			.path = f ? dmt_file_path(f) : NULL };
+	return err;
+}
+
+/* ---- small helpers ---- */
+
+int dmt_integrity_read_sector0(struct dmt_file *f, uint8_t sector0[512])
+{
+	return dmt_pread_full(f, sector0, 512, 0);
+}
+
+/* Writes the 4096-byte superblock area (MAC'ed when needed). */
+int dmt_integrity_write_sb(struct dmt_file *f, struct dmt_integrity_sb *sb,
+			   const struct dmt_integrity_mac *mac, bool meta_dev)
+{
+	uint8_t area[DMT_INTEGRITY_SB_BYTES];
+	int err;
+
+	sb->version = dmt_integrity_sb_version(sb->flags, meta_dev, false);
+	memset(area, 0, sizeof(area));
+	dmt_integrity_sb_encode(sb, area);
+	if ((sb->flags & DMT_INTEGRITY_SB_FIXED_HMAC) &&
+	    (sb->flags & DMT_INTEGRITY_SB_HAVE_JOURNAL_MAC)) {
+		err = dmt_integrity_sb_mac_write(mac, area);
+		if (err)
+			return err;
+	}
+	return dmt_pwrite_full(f, area, sizeof(area), 0);
+}
+
+/* Zeroes [off, off+len) of a file, leaving holes alone. */
+static int zero_range(struct dmt_file *f, uint64_t off, uint64_t len,
+		      const uint8_t *zero)
+{
+	uint64_t end = off + len, ds, de;
+	int err;
+
+	while (off < end) {
+		err = dmt_file_next_data(f, off, end, &ds, &de);
+		if (err)
+			return err;
+		if (ds >= end)
+			break;
+		int mode = FALLOC_FL_KEEP_SIZE |
+			   (dmt_file_is_blockdev(f) ? FALLOC_FL_ZERO_RANGE :
+					     FALLOC_FL_PUNCH_HOLE);
+
+		if (!fallocate(f->fd, mode, (off_t)ds, (off_t)(de - ds))) {
+			off = de;
+			continue;
+		}
+		/* no hole punching here: write the zeros */
+		for (off = ds; off < de;) {
+			size_t n = de - off < ZERO_BYTES ? (size_t)(de - off) :
+							   ZERO_BYTES;
+
+			err = dmt_pwrite_full(f, zero, n, off);
+			if (err)
+				return err;
+			off += n;
+		}
+	}
+	return 0;
+}
+
+static void record_sector(uint64_t *list, size_t *n, uint64_t s)
+{
+	size_t i, k = *n;
+
+	/* keep the DMT_INTEGRITY_REPORT_MAX smallest, sorted */
+	if (k == DMT_INTEGRITY_REPORT_MAX && s >= list[k - 1])
+		return;
+	if (k < DMT_INTEGRITY_REPORT_MAX)
+		k++;
+	for (i = k - 1; i > 0 && list[i - 1] > s; i--)
+		list[i] = list[i - 1];
+	list[i] = s;
+	*n = k;
+}
+
+static bool all_filler(const uint8_t *tag, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (tag[i] != DMT_INTEGRITY_DISCARD_FILLER)
+			return false;
+	return true;
+}
+
+/* ---- the per-unit walk ---- */
+
+static int worker_init(struct op *op, struct worker *w)
+{
+	size_t tag_bytes = (size_t)op->unit_blocks * op->g->tag_size;
+	int err;
+
+	err = dmt_integrity_tagger_clone(op->tagger, &w->t);
+	if (err)
+		return err;
+	/* page-aligned for O_DIRECT */
+	if (posix_memalign((void **)&w->buf, 4096,
+			   (size_t)op->chunk_blocks * op->bs))
+		w->buf = NULL;
+	w->tags = malloc(tag_bytes);
+	if (op->kind == OP_CHECK)
+		w->stored = malloc(tag_bytes);
+	if (!w->buf || !w->tags || (op->kind == OP_CHECK && !w->stored))
+		return -ENOMEM;
+	return 0;
+}
+
+static void worker_free(struct worker *w)
+{
+	dmt_integrity_tagger_free(w->t);
+	free(w->buf);
+	free(w->tags);
+	free(w->stored);
+	memset(w, 0, sizeof(*w));
+}
+
+/* Source byte offset of logical block b. */
+static uint64_t src_offset(const struct op *op, uint64_t b)
+{
+	uint64_t s = b << op->g->log2_spb;
+
+	if (op->src_is_payload)
+		return s << 9;
+	return dmt_integrity_data_sector(op->g, s) << 9;
+}
+
+/* Blocks [a, b) hold zeros: tags from the zero block, zero the target. */
+static int zero_blocks(struct op *op, struct worker *w, uint64_t ub0,
+		       uint64_t a, uint64_t b)
+{
+	const struct dmt_integrity_geom *g = op->g;
+	int err;
+
+	err = dmt_integrity_tags(w->t, a << g->log2_spb, b - a, op->zero, 0,
+				 w->tags + (a - ub0) * g->tag_size);
+	if (err || !op->dst || op->fresh)
+		return err;
+	err = zero_range(op->dst,
+			 dmt_integrity_data_sector(g, a << g->log2_spb) << 9,
+			 (b - a) * op->bs, op->zero);
+	return io_fail(op, err, op->dst, DMT_REASON_INTEGRITY_IO_WRITE);
+}
+
+/* Blocks [a, b) (within one chunk) may hold data: read, hash, copy. */
+static int data_blocks(struct op *op, struct worker *w, uint64_t ub0,
+		       uint64_t a, uint64_t b)
+{
+	const struct dmt_integrity_geom *g = op->g;
+	uint64_t off = src_offset(op, a), len = (b - a) * op->bs, have = len;
+	int err;
+
+	if (op->src_is_payload && off + have > op->src_limit)
+		have = op->src_limit - off;
+	err = dmt_pread_full(op->src, w->buf, (size_t)have, off);
+	if (err)
+		return io_fail(op, err, op->src, DMT_REASON_INTEGRITY_IO_READ);
+	if (have < len)
+		memset(w->buf + have, 0, (size_t)(len - have));
+	err = dmt_integrity_tags(w->t, a << g->log2_spb, b - a, w->buf,
+				 op->bs, w->tags + (a - ub0) * g->tag_size);
+	if (err || !op->dst)
+		return err;
+	off = dmt_integrity_data_sector(g, a << g->log2_spb) << 9;
+	err = dmt_pwrite_full(op->dst, w->buf, (size_t)len, off);
+	return io_fail(op, err, op->dst, DMT_REASON_INTEGRITY_IO_WRITE);
+}
+
+/* One chunk [a, b): split into hole and data extents of the source. */
+static int do_chunk(struct op *op, struct worker *w, uint64_t ub0,
+		    uint64_t a, uint64_t b)
+{
+	uint64_t bs = op->bs;
+	int err;
+
+	while (a < b) {
+		uint64_t base = src_offset(op, a), end = base + (b - a) * bs;
+		uint64_t limit = end, ds, de, da, db;
+
+		if (!op->src)
+			return zero_blocks(op, w, ub0, a, b);
+		if (op->src_is_payload) {
+			if (base >= op->src_limit)
+				return zero_blocks(op, w, ub0, a, b);
+			if (limit > op->src_limit)
+				limit = op->src_limit;
+		}
+		err = dmt_file_next_data(op->src, base, limit, &ds, &de);
+		if (err)
+			return io_fail(op, err, op->src, DMT_REASON_INTEGRITY_IO_READ);
+		if (ds >= limit)
+			return zero_blocks(op, w, ub0, a, b);
+		/* whole blocks of hole first, then the blocks with data */
+		da = a + (ds - base) / bs;
+		db = a + (de - base + bs - 1) / bs;
+		if (db > b)
+			db = b;
+		if (da > a) {
+			err = zero_blocks(op, w, ub0, a, da);
+			if (err)
+				return err;
+		}
+		err = data_blocks(op, w, ub0, da, db);
+		if (err)
+			return err;
+		a = db;
+	}
+	return 0;
+}
+
+static int compare_tags(struct op *op, struct worker *w, uint64_t ub0,
+			uint64_t ub1)
+{
+	struct dmt_integrity_result *r = op->r;
+	unsigned int t = op->g->tag_size;
+	uint64_t b, bad = 0, disc = 0;
+
+	for (b = ub0; b < ub1; b++) {
+		const uint8_t *have = w->stored + (b - ub0) * t;
+		uint64_t s = b << op->g->log2_spb;
+		bool filler;
+
+		if (!memcmp(have, w->tags + (b - ub0) * t, t))
+			continue;
+		filler = all_filler(have, t);
+		if (filler)
+			disc++;
+		if (filler && op->o->allow_discards) {
+			pthread_mutex_lock(&op->lock);
+			record_sector(r->first_discarded, &r->n_first_discarded,
+				      s);
+			pthread_mutex_unlock(&op->lock);
+			continue;
+		}
+		bad++;
+		pthread_mutex_lock(&op->lock);
+		record_sector(r->first_bad, &r->n_first_bad, s);
+		if (filler)
+			record_sector(r->first_discarded,
+				      &r->n_first_discarded, s);
+		pthread_mutex_unlock(&op->lock);
+	}
+	if (bad || disc) {
+		pthread_mutex_lock(&op->lock);
+		r->mismatches += bad;
+		r->discarded += disc;
+		pthread_mutex_unlock(&op->lock);
+	}
+	return 0;
+}
+
+static int progress(struct op *op, uint64_t bytes)
+{
+	const struct dmt_progress *p = &op->o->progress;
+	int ret = 0;
+
+	pthread_mutex_lock(&op->lock);
+	op->done_bytes += bytes;
+	if (p->fn && (op->done_bytes - op->reported >= PROGRESS_STEP ||
+		      op->done_bytes == op->total_bytes)) {
+		op->reported = op->done_bytes;
+		if (p->fn(p->ctx, op->done_bytes, op->total_bytes))
+			ret = -EINTR;
+	}
+	if (ret)
+		op->aborted = true;
+	pthread_mutex_unlock(&op->lock);
+	return ret;
+}
+
+/*
+ * Format in place: the bytes the kernel never addresses (after the last tag
+ * of a run, after the last data sector) are zeroed too, so that the image
+ * does not depend on what the device held before.
+ */
+static int zero_unused(struct op *op, uint64_t ub1, uint64_t tags_end)
+{
+	const struct dmt_integrity_geom *g = op->g;
+	uint64_t dev_end = g->meta_sectors << 9, s1 = ub1 << g->log2_spb;
+	bool last = ub1 == op->end_block;
+	int err = 0;
+
+	if (g->meta_dev)
+		return last ? zero_range(op->meta, tags_end,
+					 dev_end - tags_end, op->zero) : 0;
+	if (last || !(s1 & ((1ull << g->log2_interleave) - 1))) {
+		uint64_t area_start = ((s1 - 1) >> g->log2_interleave)
+				      << g->log2_interleave;
+		uint64_t run_end = dmt_integrity_tag_offset(g, area_start) +
+				   (g->metadata_run << 9);
+
+		err = zero_range(op->meta, tags_end, run_end - tags_end,
+				 op->zero);
+	}
+	if (!err && last) {
+		uint64_t data_end =
+			(dmt_integrity_data_sector(g, s1 - 1) + 1) << 9;
+
+		if (data_end < dev_end)
+			err = zero_range(op->meta, data_end, dev_end - data_end,
+					 op->zero);
+	}
+	return err;
+}
+
+static int do_unit(struct op *op, struct worker *w, uint64_t u)
+{
+	const struct dmt_integrity_geom *g = op->g;
+	uint64_t ub0 = (op->ubase + u) * op->unit_blocks;
+	uint64_t ub1 = ub0 + op->unit_blocks, a, tag_off;
+	size_t tag_len;
+	int err;
+
+	if (ub0 < op->first_block)
+		ub0 = op->first_block;
+	if (ub1 > op->end_block)
+		ub1 = op->end_block;
+	tag_off = dmt_integrity_tag_offset(g, ub0 << g->log2_spb);
+	tag_len = (size_t)(ub1 - ub0) * g->tag_size;
+
+	if (op->kind == OP_CHECK) {
+		err = dmt_pread_full(op->meta, w->stored, tag_len, tag_off);
+		if (err)
+			return io_fail(op, err, op->meta, DMT_REASON_INTEGRITY_IO_READ);
+	}
+	for (a = ub0; a < ub1; a += op->chunk_blocks) {
+		uint64_t b = a + op->chunk_blocks < ub1 ? a + op->chunk_blocks :
+							  ub1;
+
+		err = do_chunk(op, w, ub0, a, b);
+		if (err)
+			return err;
+	}
+	if (op->kind == OP_CHECK)
+		err = compare_tags(op, w, ub0, ub1);
+	else
+		err = dmt_pwrite_full(op->meta, w->tags, tag_len, tag_off);
+	if (!err && op->kind == OP_FORMAT && !op->fresh)
+		err = zero_unused(op, ub1, tag_off + tag_len);
+	if (err)
+		return io_fail(op, err, op->meta, op->kind == OP_CHECK ?
+			       DMT_REASON_INTEGRITY_IO_READ : DMT_REASON_INTEGRITY_IO_WRITE);
+	__atomic_store_n(&op->unit_done[u], 1, __ATOMIC_RELEASE);
+	return progress(op, (ub1 - ub0) * op->bs);
+}
+
+static int unit_fn(void *ctx, unsigned int worker, uint64_t begin,
+		   uint64_t end)
+{
+	struct op *op = ctx;
+	struct worker *w = &op->w[worker < op->nw ? worker : 0];
+	int err;
+
+	if (!w->t) {
+		err = worker_init(op, w);
+		if (err)
+			return err;
+	}
+	for (uint64_t u = begin; u < end; u++) {
+		if (__atomic_load_n(&op->aborted, __ATOMIC_RELAXED))
+			return -EINTR;
+		err = do_unit(op, w, u);
+		if (err) {
+			__atomic_store_n(&op->aborted, true, __ATOMIC_RELAXED);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
+{
+	const struct dmt_integrity_geom *g = op->g;
+	unsigned int threads = op->o->threads ? op->o->threads : 1;
+	uint64_t ub, tb;
+	uint8_t *zero = NULL;
+	int err;
+
+	op->bs = 512u << g->log2_spb;
+	op->first_block = first;
+	op->end_block = end;
+	ub = UNIT_SECTORS_MAX >> g->log2_spb;
+	if (!g->meta_dev && ub > (1ull << (g->log2_interleave - g->log2_spb)))
+		ub = 1ull << (g->log2_interleave - g->log2_spb);
+	tb = UNIT_TAG_BYTES_MAX / g->tag_size;
+	while (ub > tb)
+		ub >>= 1;
+	op->unit_blocks = ub;
+	op->chunk_blocks = DMT_IO_CHUNK / op->bs;
+	op->ubase = first / ub;
+	op->n_units = end > first ? (end + ub - 1) / ub - op->ubase : 0;
+	op->total_bytes = (end - first) * op->bs;
+	op->nw = threads;
+
+	zero = calloc(1, ZERO_BYTES);
+	op->w = calloc(threads, sizeof(*op->w));
+	op->unit_done = calloc(op->n_units ? op->n_units : 1, 1);
+	if (!zero || !op->w || !op->unit_done) {
+		err = -ENOMEM;
+		goto out;
+	}
+	op->zero = zero;
+	pthread_mutex_init(&op->lock, NULL);
+	err = dmt_parallel_for(threads, op->n_units, 1, unit_fn, op);
+	pthread_mutex_destroy(&op->lock);
+	for (unsigned int i = 0; i < threads; i++)
+		worker_free(&op->w[i]);
+out:
+	free(op->w);
+	op->w = NULL;
+	free(zero);
+	op->zero = NULL;
+	if (err && op->failed && !op->r->reason.code)
+		op->r->reason = op->fail;
+	return err;
+}
+
+uint64_t dmt_integrity_walk_resume(const struct op *op)
+{
+	uint64_t u, b;
+
+	for (u = 0; u < op->n_units; u++)
+		if (!op->unit_done[u])
+			break;
+	b = (op->ubase + u) * op->unit_blocks;
+	if (b < op->first_block)
+		b = op->first_block;
+	if (b > op->end_block)
+		b = op->end_block;
+	return b << op->g->log2_spb;
+}
+
+/* ---- journal ---- */
+
+int dmt_integrity_write_journal(struct dmt_file *f,
+				const struct dmt_integrity_geom *g,
+				const struct dmt_integrity_sb *sb,
+				const struct dmt_integrity_mac *mac,
+				struct dmt_integrity_jcrypt *jc)
+{
+	size_t sec_bytes = (size_t)g->section_sectors * 512;
+	uint32_t per = (uint32_t)(JOURNAL_BATCH_BYTES / sec_bytes), i, k;
+	uint8_t *buf;
+	int err = 0;
+
+	if (!per)
+		per = 1;
+	buf = malloc(per * sec_bytes);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < g->journal_sections; i += k) {
+		for (k = 0; k < per && i + k < g->journal_sections; k++) {
+			err = dmt_integrity_journal_section(
+				g, sb, mac, jc, i + k, 0, buf + k * sec_bytes);
+			if (err)
+				goto out;
+		}
+		err = dmt_pwrite_full(f, buf, k * sec_bytes,
+				      (DMT_INTEGRITY_SB_SECTORS +
+				       (uint64_t)i * g->section_sectors) << 9);
+		if (err)
+			goto out;
+	}
+out:
+	free(buf);
+	return err;
+}
+
+int dmt_integrity_verify_journal(struct dmt_file *f,
+				 const struct dmt_integrity_geom *g,
+				 const struct dmt_integrity_sb *sb,
+				 const struct dmt_integrity_mac *mac,
+				 struct dmt_integrity_jcrypt *jc,
+				 struct dmt_integrity_journal_report *rep)
+{
+	size_t sec_bytes = (size_t)g->section_sectors * 512;
+	uint32_t per = (uint32_t)(JOURNAL_BATCH_BYTES / sec_bytes), i, k;
+	uint8_t *buf;
+	int err = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!per)
+		per = 1;
+	buf = malloc(per * sec_bytes);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < g->journal_sections; i += k) {
+		k = g->journal_sections - i < per ? g->journal_sections - i :
+						    per;
+		err = dmt_pread_full(f, buf, k * sec_bytes,
+				     (DMT_INTEGRITY_SB_SECTORS +
+				      (uint64_t)i * g->section_sectors) << 9);
+		if (err)
+			goto out;
+		for (uint32_t j = 0; j < k; j++) {
+			err = dmt_integrity_journal_verify_section(
+				g, sb, mac, jc, i + j, buf + j * sec_bytes,
+				rep);
+			if (err)
+				goto out;
+		}
+	}
+out:
+	free(buf);
+	return err;
+}
+
