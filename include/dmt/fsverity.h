@@ -32,12 +32,12 @@
 #define DMT_FSVERITY_HASH_SHA512 2
 
 #define DMT_FSVERITY_DESCRIPTOR_SIZE 256
-#define DMT_FSVERITY_MAX_DIGEST 64
-#define DMT_FSVERITY_MAX_SALT 32
+#define DMT_FSVERITY_MAX_DIGEST	     64
+#define DMT_FSVERITY_MAX_SALT	     32
 /* Block sizes: powers of two from 2 * digest size up to this (what
  * fsverity-utils 1.5 accepts; the kernel: 1024 up to the page size and the
  * filesystem block size). */
-#define DMT_FSVERITY_MAX_BLOCK_SIZE (1u << 30)
+#define DMT_FSVERITY_MAX_BLOCK_SIZE	(1u << 30)
 #define DMT_FSVERITY_DEFAULT_BLOCK_SIZE 4096
 /* "FSVerity" + le16 algorithm + le16 size + digest */
 #define DMT_FSVERITY_FORMATTED_MAX (8 + 2 + 2 + DMT_FSVERITY_MAX_DIGEST)
@@ -57,21 +57,21 @@ struct dmt_fsverity_metadata_callbacks {
 };
 
 struct dmt_fsverity_params {
-	uint32_t version;		/* must be 1 */
-	uint32_t hash_algorithm;	/* DMT_FSVERITY_HASH_*; 0 = sha256 */
-	uint64_t file_size;		/* bytes (compute_digest only) */
-	uint32_t block_size;		/* 0 = 4096 */
-	uint32_t salt_size;		/* 0..32 */
+	uint32_t version;	 /* must be 1 */
+	uint32_t hash_algorithm; /* DMT_FSVERITY_HASH_*; 0 = sha256 */
+	uint64_t file_size;	 /* bytes (compute_digest only) */
+	uint32_t block_size;	 /* 0 = 4096 */
+	uint32_t salt_size;	 /* 0..32 */
 	const uint8_t *salt;
 	/* compute_digest only; the batch takes them per file */
 	const struct dmt_fsverity_metadata_callbacks *metadata_callbacks;
-	unsigned int threads;		/* 0 = dmt_default_threads() */
-	const char *engine;		/* hash backend by name; NULL = default */
+	unsigned int threads; /* 0 = dmt_default_threads() */
+	const char *engine;   /* hash backend by name; NULL = default */
 };
 
 struct dmt_fsverity_digest {
-	uint16_t digest_algorithm;	/* DMT_FSVERITY_HASH_* */
-	uint16_t digest_size;		/* 32 or 64 */
+	uint16_t digest_algorithm; /* DMT_FSVERITY_HASH_* */
+	uint16_t digest_size;	   /* 32 or 64 */
 	uint8_t digest[DMT_FSVERITY_MAX_DIGEST];
 };
 
@@ -93,8 +93,8 @@ int dmt_fsverity_check_params(const struct dmt_fsverity_params *p,
 			      struct dmt_reason *r);
 /* Merkle tree bytes for a file of size bytes (0 for one block or less);
  * 0 or -EINVAL for bad params. */
-int dmt_fsverity_tree_size(const struct dmt_fsverity_params *p,
-			   uint64_t size, uint64_t *tree_size);
+int dmt_fsverity_tree_size(const struct dmt_fsverity_params *p, uint64_t size,
+			   uint64_t *tree_size);
 
 /*
  * The digest of a file of p->file_size bytes read through read_fn, with
@@ -121,24 +121,24 @@ struct dmt_fsverity_batch;
 
 /* One file to digest: by open fd, by path, or by read callback. */
 struct dmt_fsverity_file {
-	int fd;			/* >= 0: read with pread from offset 0 */
-	const char *path;	/* fd < 0: opened and closed by the batch
-				 * (also names the file in reasons) */
-	dmt_fsverity_read_fn read_fn;	/* fd < 0, path NULL: read this */
+	int fd;			      /* >= 0: read with pread from offset 0 */
+	const char *path;	      /* fd < 0: opened and closed by the batch
+				       * (also names the file in reasons) */
+	dmt_fsverity_read_fn read_fn; /* fd < 0, path NULL: read this */
 	void *read_ctx;
 	/* bytes; for fd and path, UINT64_MAX = as fstat says */
 	uint64_t size;
 	const struct dmt_fsverity_metadata_callbacks *metadata_callbacks;
-	void *user;		/* handed back in the result */
+	void *user; /* handed back in the result */
 };
 
 struct dmt_fsverity_result {
 	void *user;
-	const char *path;	/* the file's path, if it was given */
+	const char *path; /* the file's path, if it was given */
 	uint64_t size;
-	int err;		/* 0, or why this file has no digest */
-	struct dmt_reason reason;	/* when err */
-	struct dmt_fsverity_digest digest;	/* when !err */
+	int err;		  /* 0, or why this file has no digest */
+	struct dmt_reason reason; /* when err */
+	struct dmt_fsverity_digest digest; /* when !err */
 };
 
 /*
@@ -151,7 +151,7 @@ typedef int (*dmt_fsverity_done_fn)(void *ctx,
 				    const struct dmt_fsverity_result *res);
 
 struct dmt_fsverity_batch_params {
-	struct dmt_fsverity_params tree;	/* file_size, callbacks unused */
+	struct dmt_fsverity_params tree; /* file_size, callbacks unused */
 	dmt_fsverity_done_fn done;
 	void *done_ctx;
 };

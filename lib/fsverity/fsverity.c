@@ -14,22 +14,22 @@
 #include "lib/common/byteorder.h"
 
 /* Descriptor field offsets (struct fsverity_descriptor in fs/verity/). */
-#define DESC_VERSION 0
-#define DESC_HASH_ALG 1
+#define DESC_VERSION	   0
+#define DESC_HASH_ALG	   1
 #define DESC_LOG_BLOCKSIZE 2
-#define DESC_SALT_SIZE 3
-#define DESC_SIG_SIZE 4		/* le32, 0 in the hashed descriptor */
-#define DESC_DATA_SIZE 8	/* le64 */
-#define DESC_ROOT_HASH 16	/* 64 bytes, zero-padded */
-#define DESC_SALT 80		/* 32 bytes, zero-padded */
+#define DESC_SALT_SIZE	   3
+#define DESC_SIG_SIZE	   4  /* le32, 0 in the hashed descriptor */
+#define DESC_DATA_SIZE	   8  /* le64 */
+#define DESC_ROOT_HASH	   16 /* 64 bytes, zero-padded */
+#define DESC_SALT	   80 /* 32 bytes, zero-padded */
 
 static const struct {
 	const char *name;
 	size_t digest_size;
-	size_t hash_block;	/* the salt is padded to this */
+	size_t hash_block; /* the salt is padded to this */
 } algs[] = {
-	[DMT_FSVERITY_HASH_SHA256] = { "sha256", 32, 64 },
-	[DMT_FSVERITY_HASH_SHA512] = { "sha512", 64, 128 },
+	[DMT_FSVERITY_HASH_SHA256] = {"sha256", 32, 64},
+	[DMT_FSVERITY_HASH_SHA512] = {"sha512", 64, 128},
 };
 
 uint32_t dmt_fsverity_hash_alg_by_name(const char *name)
@@ -44,7 +44,7 @@ uint32_t dmt_fsverity_hash_alg_by_name(const char *name)
 const char *dmt_fsverity_hash_alg_name(uint32_t alg)
 {
 	return alg && alg < sizeof(algs) / sizeof(algs[0]) ? algs[alg].name
-							    : NULL;
+							   : NULL;
 }
 
 size_t dmt_fsverity_digest_size(uint32_t alg)
@@ -133,25 +133,27 @@ void fv_geometry(const struct fv_engine *e, uint64_t size, struct fv_geo *g)
 	g->tree_blocks = start;
 }
 
-int dmt_fsverity_tree_size(const struct dmt_fsverity_params *p,
-			   uint64_t size, uint64_t *tree_size)
+int dmt_fsverity_tree_size(const struct dmt_fsverity_params *p, uint64_t size,
+			   uint64_t *tree_size)
 {
-	struct fv_engine e = { 0 };
+	struct fv_engine e = {0};
 	struct fv_geo g;
 	int err = dmt_fsverity_check_params(p, NULL);
 
 	if (err)
 		return err;
 	e.bs = resolved_bs(p);
-	e.hpb_bits = ilog2_u32(e.bs) -
-		     ilog2_u32((uint32_t)dmt_fsverity_digest_size(resolved_alg(p)));
+	e.hpb_bits =
+		ilog2_u32(e.bs) -
+		ilog2_u32((uint32_t)dmt_fsverity_digest_size(resolved_alg(p)));
 	fv_geometry(&e, size, &g);
 	*tree_size = g.tree_blocks * e.bs;
 	return 0;
 }
 
 void fv_descriptor(const struct fv_engine *e, uint64_t size,
-		   const uint8_t *root, uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE])
+		   const uint8_t *root,
+		   uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE])
 {
 	memset(desc, 0, DMT_FSVERITY_DESCRIPTOR_SIZE);
 	desc[DESC_VERSION] = 1;
@@ -190,7 +192,7 @@ size_t dmt_fsverity_format_digest(const struct dmt_fsverity_digest *d,
 static int new_block_hasher(struct fv_engine *e, const char *engine,
 			    struct dmt_hasher **h)
 {
-	uint8_t padded[128] = { 0 };
+	uint8_t padded[128] = {0};
 	struct dmt_hasher_params hp = {
 		.alg = algs[e->alg].name,
 		.prefix = e->salt_size ? padded : NULL,
@@ -229,8 +231,8 @@ static int alloc_workers(struct fv_engine *e, const char *engine)
 int fv_engine_init(struct fv_engine *e, const struct dmt_fsverity_params *p,
 		   struct dmt_reason *r)
 {
-	struct dmt_hasher_params dp = { .msg_size = DMT_FSVERITY_DESCRIPTOR_SIZE,
-					.engine = p->engine };
+	struct dmt_hasher_params dp = {.msg_size = DMT_FSVERITY_DESCRIPTOR_SIZE,
+				       .engine = p->engine};
 	int err;
 
 	memset(e, 0, sizeof(*e));
@@ -291,9 +293,10 @@ int dmt_fsverity_compute_digest(void *fd, dmt_fsverity_read_fn read_fn,
 				struct dmt_fsverity_digest *out,
 				struct dmt_reason *r)
 {
-	const struct dmt_fsverity_metadata_callbacks *cb = p->metadata_callbacks;
-	struct fv_source src = { .fd = -1, .read_fn = read_fn, .read_ctx = fd };
-	uint8_t root[DMT_FSVERITY_MAX_DIGEST] = { 0 };
+	const struct dmt_fsverity_metadata_callbacks *cb =
+		p->metadata_callbacks;
+	struct fv_source src = {.fd = -1, .read_fn = read_fn, .read_ctx = fd};
+	uint8_t root[DMT_FSVERITY_MAX_DIGEST] = {0};
 	uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE];
 	const uint8_t *msg = desc;
 	struct fv_engine e;

@@ -2,9 +2,11 @@
 /*
  * Digests of many files (dmt_fsverity_batch_*).
  *
- * Small files are collected into a group (at most GROUP_FILES files and
- * GROUP_DATA bytes of data).  A full group is read (one pread per file, the
- * files spread over the workers), then hashed round by round: round 0 is
+ * Files are queued (at most GROUP_FILES).  A full queue is opened and
+ * sized by the workers (files named by path), then as many small files as
+ * fit GROUP_DATA bytes form a group (the rest wait for the next one).  The
+ * group is read (one pread per file, the files spread over the workers),
+ * then hashed round by round: round 0 is
  * every data block of every file of the group, round r every block of
  * tree level r - 1 of the files that have one.  Each round is one list of
  * equal-length messages cut into chunks for the workers, so the engine's
@@ -14,8 +16,8 @@
  * tree buffer in their final (top-down) layout.
  *
  * A file too big for a group is streamed alone with all workers
- * (fsverity_stream.c), after the queued group, so results still leave in
- * submission order.
+ * (fsverity_stream.c) when its turn comes among the group's results, so
+ * results leave in submission order.
  */
 #include "lib/fsverity/fsverity_priv.h"
 
@@ -32,17 +34,19 @@
 #define GROUP_FILES 256
 /* Data bytes per group; a file whose blocks take more than
  * GROUP_SMALL is streamed alone. */
-#define GROUP_DATA (8u << 20)
+#define GROUP_DATA  (8u << 20)
 #define GROUP_SMALL (1u << 20)
 
 struct item {
 	struct dmt_fsverity_file f;
-	char *path;			/* copy of f.path */
-	bool own_fd;			/* opened here: closed after reading */
+	char *path;  /* copy of f.path */
+	bool own_fd; /* opened here: closed after reading */
+	bool sized;  /* opened (paths) and size known */
+	bool big;    /* streamed alone */
 	uint64_t size;
 	struct fv_geo g;
-	uint64_t data_off, slot_bytes;	/* in the group's data buffer */
-	uint64_t tree_off;		/* in the group's tree buffer */
+	uint64_t data_off, slot_bytes; /* in the group's data buffer */
+	uint64_t tree_off;	       /* in the group's tree buffer */
 	int err;
 	struct dmt_reason reason;
 	uint8_t root[DMT_FSVERITY_MAX_DIGEST];
@@ -59,17 +63,18 @@ struct dmt_fsverity_batch {
 	struct fv_engine e;
 	dmt_fsverity_done_fn done;
 	void *done_ctx;
-	struct item *items;		/* the group, GROUP_FILES */
+	struct item *items; /* the queue, GROUP_FILES */
 	unsigned int nitems;
-	uint64_t data_used, tree_used;
-	uint8_t *data;			/* GROUP_DATA (+ one block) */
+	unsigned int ngroup; /* items[0, ngroup): the group */
+	uint64_t tree_used;
+	uint8_t *data; /* GROUP_DATA (+ one block) */
 	uint8_t *tree;
 	uint64_t tree_cap;
-	uint8_t *desc;			/* GROUP_FILES descriptors */
+	uint8_t *desc; /* GROUP_FILES descriptors */
 	uint8_t *desc_digest;
 	struct round rd;
-	uint64_t chunk;			/* messages per work item */
-	int stopped;			/* done's non-zero return */
+	uint64_t chunk; /* messages per work item */
+	int stopped;	/* done's non-zero return */
 };
 
 static uint64_t round_up(uint64_t v, uint64_t bs)
@@ -104,10 +109,13 @@ int dmt_fsverity_batch_new(const struct dmt_fsverity_batch_params *p,
 	if (b->chunk > b->e.item_blocks)
 		b->chunk = b->e.item_blocks;
 	b->items = calloc(GROUP_FILES, sizeof(*b->items));
-	b->data = aligned_alloc(4096, round_up(data_cap, 4096));
+	/* blocks bigger than a group's small file: every file is streamed */
+	if (b->e.bs <= GROUP_SMALL)
+		b->data = aligned_alloc(4096, round_up(data_cap, 4096));
 	b->desc = malloc(GROUP_FILES * DMT_FSVERITY_DESCRIPTOR_SIZE);
 	b->desc_digest = malloc(GROUP_FILES * DMT_FSVERITY_MAX_DIGEST);
-	if (!b->items || !b->data || !b->desc || !b->desc_digest) {
+	if (!b->items || (!b->data && b->e.bs <= GROUP_SMALL) || !b->desc ||
+	    !b->desc_digest) {
 		dmt_fsverity_batch_free(b);
 		return -ENOMEM;
 	}
@@ -155,7 +163,7 @@ static int read_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 		uint8_t *slot = b->data + it->data_off;
 		size_t want = (size_t)it->size + 1, got = 0;
 
-		if (it->err || it->f.fd < 0)
+		if (it->err || it->big || it->f.fd < 0)
 			continue;
 		while (got < want) {
 			ssize_t n = pread(it->f.fd, slot + got, want - got,
@@ -175,7 +183,7 @@ static int read_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 				       NULL, (uint64_t)-it->err);
 			it->reason.path = it->path;
 		} else if (got != it->size) {
-			struct fv_source src = { .path = it->path };
+			struct fv_source src = {.path = it->path};
 
 			it->err = fv_size_changed(&src, it->size, &it->reason);
 		}
@@ -193,12 +201,12 @@ static int read_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 /* Read callbacks run on the calling thread, one after another. */
 static void read_callback_items(struct dmt_fsverity_batch *b)
 {
-	for (unsigned int i = 0; i < b->nitems; i++) {
+	for (unsigned int i = 0; i < b->ngroup; i++) {
 		struct item *it = &b->items[i];
 		uint8_t *slot = b->data + it->data_off;
 		uint64_t done = 0;
 
-		if (it->err || it->f.fd >= 0)
+		if (it->err || it->big || it->f.fd >= 0)
 			continue;
 		while (done < it->size && !it->err) {
 			uint64_t k = it->size - done;
@@ -243,8 +251,8 @@ static int round_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 	size_t ds = b->e.ds;
 	int err;
 
-	err = dmt_hasher_digest(w->h, (size_t)(end - begin),
-				b->rd.msgs + begin, NULL, w->dig);
+	err = dmt_hasher_digest(w->h, (size_t)(end - begin), b->rd.msgs + begin,
+				NULL, w->dig);
 	for (uint64_t i = begin; !err && i < end; i++)
 		memcpy(b->rd.outs[i], w->dig + (i - begin) * ds, ds);
 	return err;
@@ -255,7 +263,7 @@ static int run_round(struct dmt_fsverity_batch *b)
 	unsigned int threads = b->e.threads;
 
 	if (b->rd.n * b->e.bs < (1u << 20))
-		threads = 1;	/* a thread start costs more than this */
+		threads = 1; /* a thread start costs more than this */
 	return dmt_parallel_for(threads, b->rd.n, b->chunk, round_job, b);
 }
 
@@ -269,14 +277,14 @@ static int collect_round(struct dmt_fsverity_batch *b, unsigned int r,
 
 	b->rd.n = 0;
 	*any = false;
-	for (unsigned int i = 0; i < b->nitems; i++) {
+	for (unsigned int i = 0; i < b->ngroup; i++) {
 		struct item *it = &b->items[i];
 		const struct fv_geo *g = &it->g;
 		uint8_t *tree = b->tree + it->tree_off;
 		const uint8_t *src;
 		uint64_t n;
 
-		if (it->err || !it->size || r > g->levels)
+		if (it->err || it->big || !it->size || r > g->levels)
 			continue;
 		if (r == 0) {
 			src = b->data + it->data_off;
@@ -286,10 +294,10 @@ static int collect_round(struct dmt_fsverity_batch *b, unsigned int r,
 			n = g->level_blocks[r - 1];
 		}
 		for (uint64_t k = 0; k < n; k++) {
-			uint8_t *out = r < g->levels
-					       ? tree + g->level_start[r] * bs +
-							 k * ds
-					       : it->root;
+			uint8_t *out =
+				r < g->levels
+					? tree + g->level_start[r] * bs + k * ds
+					: it->root;
 
 			err = round_add(&b->rd, src + k * bs, out);
 			if (err)
@@ -326,11 +334,10 @@ static int emit_tree(struct dmt_fsverity_batch *b, struct item *it)
 		return 0;
 	if (cb->merkle_tree_size)
 		err = cb->merkle_tree_size(cb->ctx, it->g.tree_blocks * bs);
-	for (uint64_t k = 0; !err && cb->merkle_tree_block &&
-			     k < it->g.tree_blocks; k++)
-		err = cb->merkle_tree_block(cb->ctx,
-					    b->tree + it->tree_off + k * bs, bs,
-					    k * bs);
+	for (uint64_t k = 0;
+	     !err && cb->merkle_tree_block && k < it->g.tree_blocks; k++)
+		err = cb->merkle_tree_block(
+			cb->ctx, b->tree + it->tree_off + k * bs, bs, k * bs);
 	return err;
 }
 
@@ -339,9 +346,8 @@ static int report(struct dmt_fsverity_batch *b, struct item *it,
 {
 	const struct dmt_fsverity_metadata_callbacks *cb =
 		it->f.metadata_callbacks;
-	struct dmt_fsverity_result res = { .user = it->f.user,
-					   .path = it->path,
-					   .size = it->size };
+	struct dmt_fsverity_result res = {
+		.user = it->f.user, .path = it->path, .size = it->size};
 
 	if (!it->err && cb && cb->descriptor)
 		it->err = cb->descriptor(cb->ctx, desc,
@@ -357,79 +363,37 @@ static int report(struct dmt_fsverity_batch *b, struct item *it,
 	return b->stopped;
 }
 
+static int run_big(struct dmt_fsverity_batch *b, struct item *it);
+
 static int finish_group(struct dmt_fsverity_batch *b)
 {
+	const size_t dsz = DMT_FSVERITY_DESCRIPTOR_SIZE;
 	unsigned int i;
-	uint8_t *desc = b->desc;
 	int err;
 
-	for (i = 0; i < b->nitems; i++) {
+	for (i = 0; i < b->ngroup; i++) {
 		struct item *it = &b->items[i];
 
-		if (!it->err)
+		if (!it->err && !it->big)
 			fv_descriptor(&b->e, it->size, it->root,
-				      desc + i * DMT_FSVERITY_DESCRIPTOR_SIZE);
+				      b->desc + i * dsz);
 		else
-			memset(desc + i * DMT_FSVERITY_DESCRIPTOR_SIZE, 0,
-			       DMT_FSVERITY_DESCRIPTOR_SIZE);
+			memset(b->desc + i * dsz, 0, dsz);
 	}
-	err = dmt_hasher_digest_strided(b->e.hdesc, b->nitems, desc,
-					DMT_FSVERITY_DESCRIPTOR_SIZE, NULL,
-					b->desc_digest);
-	for (i = 0; !err && i < b->nitems; i++) {
+	err = dmt_hasher_digest_strided(b->e.hdesc, b->ngroup, b->desc, dsz,
+					NULL, b->desc_digest);
+	for (i = 0; !err && i < b->ngroup; i++) {
 		struct item *it = &b->items[i];
 
+		if (it->big && !it->err) {
+			err = run_big(b, it);
+			continue;
+		}
 		if (!it->err)
 			it->err = emit_tree(b, it);
-		err = report(b, it, desc + i * DMT_FSVERITY_DESCRIPTOR_SIZE,
+		err = report(b, it, b->desc + i * dsz,
 			     b->desc_digest + i * b->e.ds);
 	}
-	return err;
-}
-
-static int run_group(struct dmt_fsverity_batch *b)
-{
-	int err = 0;
-
-	if (!b->nitems)
-		return 0;
-	if (b->tree_used)
-		memset(b->tree, 0, b->tree_used);
-	read_callback_items(b);
-	err = dmt_parallel_for(b->e.threads, b->nitems, 8, read_job, b);
-	if (!err)
-		err = hash_group(b);
-	if (!err)
-		err = finish_group(b);
-	for (unsigned int i = 0; i < b->nitems; i++)
-		item_release(&b->items[i]);
-	memset(b->items, 0, b->nitems * sizeof(*b->items));
-	b->nitems = 0;
-	b->data_used = b->tree_used = 0;
-	return err;
-}
-
-/* A file too big for a group: streamed alone with every worker. */
-static int run_big(struct dmt_fsverity_batch *b, struct item *it)
-{
-	struct fv_source src = { .fd = it->f.fd, .read_fn = it->f.read_fn,
-				 .read_ctx = it->f.read_ctx,
-				 .path = it->path };
-	uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE];
-	uint8_t digest[DMT_FSVERITY_MAX_DIGEST];
-	const uint8_t *msg = desc;
-	int err = 0;
-
-	it->err = fv_stream_root(&b->e, &src, it->size,
-				 it->f.metadata_callbacks, it->root,
-				 &it->reason);
-	if (!it->err) {
-		fv_descriptor(&b->e, it->size, it->root, desc);
-		err = dmt_hasher_digest(b->e.hdesc, 1, &msg, NULL, digest);
-	}
-	if (!err)
-		err = report(b, it, desc, digest);
-	item_release(it);
 	return err;
 }
 
@@ -439,6 +403,7 @@ static void open_item(struct item *it)
 {
 	struct stat st;
 
+	it->sized = true;
 	if (it->f.fd < 0 && it->path) {
 		it->f.fd = open(it->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (it->f.fd < 0) {
@@ -470,43 +435,130 @@ io_error:
 	it->reason.path = it->path;
 }
 
-/* Places a small file (or an error) in the group. */
-static int queue_item(struct dmt_fsverity_batch *b, struct item *it,
-		      uint64_t slot, uint64_t tree_bytes)
+static int open_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 {
+	struct dmt_fsverity_batch *b = ctx;
+
+	for (uint64_t i = begin; i < end; i++) {
+		if (!b->items[i].sized)
+			open_item(&b->items[i]);
+	}
+	(void)wid;
+	return 0;
+}
+
+static int reserve_tree(struct dmt_fsverity_batch *b, uint64_t bytes)
+{
+	uint64_t cap = b->tree_cap ? b->tree_cap : (1u << 20);
+	uint8_t *t;
+
+	if (bytes <= b->tree_cap)
+		return 0;
+	while (cap < bytes)
+		cap *= 2;
+	t = realloc(b->tree, cap);
+	if (!t)
+		return -ENOMEM;
+	b->tree = t;
+	b->tree_cap = cap;
+	return 0;
+}
+
+/* The group: the queued files from the start that fit GROUP_DATA (big
+ * ones and errors take no room); their places in the buffers. */
+static int plan_group(struct dmt_fsverity_batch *b)
+{
+	uint64_t data_cap = round_up(GROUP_DATA, b->e.bs) + b->e.bs;
+	uint64_t data = 0, tree = 0;
+	unsigned int i;
+
+	for (i = 0; i < b->nitems; i++) {
+		struct item *it = &b->items[i];
+		uint64_t slot;
+
+		if (it->err)
+			continue;
+		fv_geometry(&b->e, it->size, &it->g);
+		/* fds: room for the byte past the end */
+		slot = round_up(it->size + (it->f.fd >= 0), b->e.bs);
+		it->big = slot > GROUP_SMALL;
+		if (it->big)
+			continue;
+		if (data + slot > data_cap)
+			break;
+		it->data_off = data;
+		it->slot_bytes = slot;
+		it->tree_off = tree;
+		data += slot;
+		tree += it->g.tree_blocks * b->e.bs;
+	}
+	b->ngroup = i;
+	b->tree_used = tree;
+	return reserve_tree(b, tree);
+}
+
+/* Opens and sizes the queue, then hashes and reports one group; the
+ * files that did not fit stay queued. */
+static int run_group(struct dmt_fsverity_batch *b)
+{
+	unsigned int i, rest;
+	int err;
+
+	if (!b->nitems)
+		return 0;
+	err = dmt_parallel_for(b->e.threads, b->nitems, 16, open_job, b);
+	if (!err)
+		err = plan_group(b);
+	if (!err && b->tree_used)
+		memset(b->tree, 0, b->tree_used);
+	if (!err) {
+		read_callback_items(b);
+		err = dmt_parallel_for(b->e.threads, b->ngroup, 8, read_job, b);
+	}
+	if (!err)
+		err = hash_group(b);
+	if (!err)
+		err = finish_group(b);
+	for (i = 0; i < b->ngroup; i++)
+		item_release(&b->items[i]);
+	rest = b->nitems - b->ngroup;
+	memmove(b->items, b->items + b->ngroup, rest * sizeof(*b->items));
+	memset(b->items + rest, 0, b->ngroup * sizeof(*b->items));
+	b->nitems = rest;
+	b->ngroup = 0;
+	return err;
+}
+
+/* A file too big for a group: streamed alone with every worker. */
+static int run_big(struct dmt_fsverity_batch *b, struct item *it)
+{
+	struct fv_source src = {.fd = it->f.fd,
+				.read_fn = it->f.read_fn,
+				.read_ctx = it->f.read_ctx,
+				.path = it->path};
+	uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE];
+	uint8_t digest[DMT_FSVERITY_MAX_DIGEST];
+	const uint8_t *msg = desc;
 	int err = 0;
 
-	if (b->nitems == GROUP_FILES ||
-	    b->data_used + slot > round_up(GROUP_DATA, b->e.bs) + b->e.bs)
-		err = run_group(b);
-	if (err)
-		return err;
-	if (b->tree_used + tree_bytes > b->tree_cap) {
-		uint64_t cap = b->tree_cap ? b->tree_cap : (1u << 20);
-		uint8_t *t;
-
-		while (cap < b->tree_used + tree_bytes)
-			cap *= 2;
-		t = realloc(b->tree, cap);
-		if (!t)
-			return -ENOMEM;
-		b->tree = t;
-		b->tree_cap = cap;
+	it->err =
+		fv_stream_root(&b->e, &src, it->size, it->f.metadata_callbacks,
+			       it->root, &it->reason);
+	if (!it->err) {
+		fv_descriptor(&b->e, it->size, it->root, desc);
+		err = dmt_hasher_digest(b->e.hdesc, 1, &msg, NULL, digest);
 	}
-	it->data_off = b->data_used;
-	it->slot_bytes = slot;
-	it->tree_off = b->tree_used;
-	b->data_used += slot;
-	b->tree_used += tree_bytes;
-	b->items[b->nitems++] = *it;
-	return 0;
+	if (!err)
+		err = report(b, it, desc, digest);
+	item_release(it);
+	return err;
 }
 
 int dmt_fsverity_batch_add(struct dmt_fsverity_batch *b,
 			   const struct dmt_fsverity_file *f)
 {
-	struct item it = { .f = *f, .size = f->size };
-	uint64_t slot = 0, tree_bytes = 0;
+	struct item it = {.f = *f, .size = f->size};
+	int err = 0;
 
 	if (b->stopped)
 		return b->stopped;
@@ -517,32 +569,23 @@ int dmt_fsverity_batch_add(struct dmt_fsverity_batch *b,
 		if (!it.path)
 			return -ENOMEM;
 	}
-	open_item(&it);
-	if (!it.err) {
-		fv_geometry(&b->e, it.size, &it.g);
-		/* fds: room for the byte past the end */
-		slot = round_up(it.size + (it.f.fd >= 0), b->e.bs);
-		tree_bytes = it.g.tree_blocks * b->e.bs;
-		if (slot > GROUP_SMALL) {
-			int err = run_group(b);
-
-			if (err) {
-				item_release(&it);
-				return err;
-			}
-			return run_big(b, &it);
-		}
-	}
-	int err = queue_item(b, &it, slot, tree_bytes);
-
-	if (err)
+	/* paths are opened by the workers when the queue is full */
+	it.sized = f->fd < 0 && !f->path;
+	if (b->nitems == GROUP_FILES)
+		err = run_group(b);
+	if (err) {
 		item_release(&it);
-	return err;
+		return err;
+	}
+	b->items[b->nitems++] = it;
+	return 0;
 }
 
 int dmt_fsverity_batch_finish(struct dmt_fsverity_batch *b)
 {
-	if (b->stopped)
-		return b->stopped;
-	return run_group(b);
+	int err = 0;
+
+	while (!err && !b->stopped && b->nitems)
+		err = run_group(b);
+	return b->stopped ? b->stopped : err;
 }

@@ -24,32 +24,32 @@
 #define FV_LEVEL_BYTES (4u << 20)
 /* Data handed to the workers at once when they pread it themselves. */
 #define FV_WINDOW_PER_THREAD (64ull << 20)
-#define FV_MAX_THREADS 256
+#define FV_MAX_THREADS	     256
 
 struct fv_geo {
-	uint64_t size;			/* file bytes */
+	uint64_t size; /* file bytes */
 	uint64_t data_blocks;
-	unsigned int levels;		/* 0: one data block or none */
-	uint64_t level_blocks[FV_MAX_LEVELS];	/* level 0 = above the data */
-	uint64_t level_start[FV_MAX_LEVELS];	/* first block in the tree */
+	unsigned int levels;		      /* 0: one data block or none */
+	uint64_t level_blocks[FV_MAX_LEVELS]; /* level 0 = above the data */
+	uint64_t level_start[FV_MAX_LEVELS];  /* first block in the tree */
 	uint64_t tree_blocks;
 };
 
 struct fv_worker {
-	struct dmt_hasher *h;		/* salt || block */
-	uint8_t *io;			/* item_blocks blocks */
-	uint8_t *dig;			/* item digests (batch scatter) */
+	struct dmt_hasher *h; /* salt || block */
+	uint8_t *io;	      /* item_blocks blocks */
+	uint8_t *dig;	      /* item digests (batch scatter) */
 };
 
 struct fv_engine {
 	uint32_t alg, bs, ds, salt_size;
-	unsigned int hpb_bits;		/* log2(digests per block) */
+	unsigned int hpb_bits; /* log2(digests per block) */
 	uint8_t salt[DMT_FSVERITY_MAX_SALT];
 	unsigned int threads;
-	uint64_t item_blocks;		/* blocks per work item */
+	uint64_t item_blocks; /* blocks per work item */
 	struct fv_worker *w;
-	struct dmt_hasher *hdesc;	/* plain hash of a descriptor */
-	uint8_t *window;		/* read-callback data, threads items */
+	struct dmt_hasher *hdesc; /* plain hash of a descriptor */
+	uint8_t *window;	  /* read-callback data, threads items */
 };
 
 /* Checks p, resolves defaults, creates the hashers and buffers. */
@@ -61,15 +61,16 @@ void fv_geometry(const struct fv_engine *e, uint64_t size, struct fv_geo *g);
 
 /* The descriptor of a file of size bytes with this root hash. */
 void fv_descriptor(const struct fv_engine *e, uint64_t size,
-		   const uint8_t *root, uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE]);
+		   const uint8_t *root,
+		   uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE]);
 void fv_digest_init(const struct fv_engine *e, struct dmt_fsverity_digest *d);
 
 /* Where a file's data comes from. */
 struct fv_source {
-	int fd;				/* >= 0: pread */
-	dmt_fsverity_read_fn read_fn;	/* else: sequential reads */
+	int fd;			      /* >= 0: pread */
+	dmt_fsverity_read_fn read_fn; /* else: sequential reads */
 	void *read_ctx;
-	const char *path;		/* for reasons */
+	const char *path; /* for reasons */
 };
 
 /*
@@ -78,7 +79,8 @@ struct fv_source {
  * cb->merkle_tree_block as they are complete.
  */
 int fv_stream_root(struct fv_engine *e, const struct fv_source *src,
-		   uint64_t size, const struct dmt_fsverity_metadata_callbacks *cb,
+		   uint64_t size,
+		   const struct dmt_fsverity_metadata_callbacks *cb,
 		   uint8_t *root, struct dmt_reason *r);
 
 /* Full pread of len bytes at off; -ENODATA (size changed) at early EOF. */

@@ -22,9 +22,9 @@
 
 struct level {
 	uint8_t *buf;
-	uint64_t cap;			/* blocks */
-	uint64_t pending;		/* digests in buf */
-	uint64_t written;		/* blocks handed out */
+	uint64_t cap;	  /* blocks */
+	uint64_t pending; /* digests in buf */
+	uint64_t written; /* blocks handed out */
 };
 
 struct stream {
@@ -35,10 +35,10 @@ struct stream {
 	struct level lv[FV_MAX_LEVELS];
 	uint8_t *root;
 	/* the job dmt_parallel_for is running */
-	uint64_t job_first;		/* first data block of the window */
-	unsigned int job_level;		/* level receiving the digests */
-	const uint8_t *job_src;		/* blocks being hashed */
-	bool read_failed;		/* a pread failed (not a callback) */
+	uint64_t job_first;	/* first data block of the window */
+	unsigned int job_level; /* level receiving the digests */
+	const uint8_t *job_src; /* blocks being hashed */
+	bool read_failed;	/* a pread failed (not a callback) */
 };
 
 int fv_pread(int fd, void *buf, size_t len, uint64_t off)
@@ -190,8 +190,8 @@ static int read_window(struct stream *s, uint64_t b0, uint64_t n)
 	int err;
 
 	if (!e->window) {
-		e->window = aligned_alloc(4096, e->threads * e->item_blocks *
-							e->bs);
+		e->window = aligned_alloc(4096,
+					  e->threads * e->item_blocks * e->bs);
 		if (!e->window)
 			return -ENOMEM;
 	}
@@ -211,9 +211,8 @@ static int read_window(struct stream *s, uint64_t b0, uint64_t n)
 static uint64_t window_blocks(const struct stream *s)
 {
 	const struct fv_engine *e = s->e;
-	uint64_t items = s->src->fd >= 0
-				 ? FV_WINDOW_PER_THREAD / FV_ITEM_BYTES
-				 : 1;
+	uint64_t items =
+		s->src->fd >= 0 ? FV_WINDOW_PER_THREAD / FV_ITEM_BYTES : 1;
 
 	return items * e->threads * e->item_blocks;
 }
@@ -260,14 +259,14 @@ static int hash_data(struct stream *s)
 
 static int alloc_levels(struct stream *s)
 {
-	uint64_t most = FV_LEVEL_BYTES / s->e->bs ? FV_LEVEL_BYTES / s->e->bs
-						  : 1;
+	uint64_t most =
+		FV_LEVEL_BYTES / s->e->bs ? FV_LEVEL_BYTES / s->e->bs : 1;
 
 	for (unsigned int i = 0; i < s->g.levels; i++) {
 		struct level *l = &s->lv[i];
 
 		l->cap = s->g.level_blocks[i] < most ? s->g.level_blocks[i]
-						      : most;
+						     : most;
 		l->buf = calloc(l->cap, s->e->bs);
 		if (!l->buf)
 			return -ENOMEM;
@@ -290,7 +289,8 @@ static int check_grown(const struct stream *s, struct dmt_reason *r)
 }
 
 int fv_stream_root(struct fv_engine *e, const struct fv_source *src,
-		   uint64_t size, const struct dmt_fsverity_metadata_callbacks *cb,
+		   uint64_t size,
+		   const struct dmt_fsverity_metadata_callbacks *cb,
 		   uint8_t *root, struct dmt_reason *r)
 {
 	struct stream *s = calloc(1, sizeof(*s));
@@ -302,7 +302,7 @@ int fv_stream_root(struct fv_engine *e, const struct fv_source *src,
 	s->src = src;
 	s->cb = cb;
 	s->root = root;
-	memset(root, 0, e->ds);		/* the root of an empty file */
+	memset(root, 0, e->ds); /* the root of an empty file */
 	fv_geometry(e, size, &s->g);
 	err = cb && cb->merkle_tree_size
 		      ? cb->merkle_tree_size(cb->ctx, s->g.tree_blocks * e->bs)

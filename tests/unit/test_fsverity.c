@@ -18,14 +18,15 @@
 #include <openssl/evp.h>
 
 #include <dmt/fsverity.h>
+#include <dmt/hash.h>
 #include "tests/support/helpers.h"
 
 #ifdef DMT_HAVE_LIBFSVERITY
 #include <libfsverity.h>
 #define NEED_ORACLE() ((void)0)
 #else
-#define NEED_ORACLE()                                                     \
-	cr_skip("libfsverity (libfsverity-dev) is not installed: oracle " \
+#define NEED_ORACLE()                                                          \
+	cr_skip("libfsverity (libfsverity-dev) is not installed: oracle "      \
 		"comparison not run")
 #endif
 
@@ -40,8 +41,8 @@ static void keystream(uint8_t *out, size_t size)
 
 	cr_assert(c);
 	memset(out, 0, size);
-	cr_assert(EVP_EncryptInit_ex(c, EVP_aes_128_ctr(), NULL, zero16,
-				     zero16));
+	cr_assert(
+		EVP_EncryptInit_ex(c, EVP_aes_128_ctr(), NULL, zero16, zero16));
 	for (size_t off = 0; off < size;) {
 		int len = size - off > (1 << 20) ? 1 << 20 : (int)(size - off);
 
@@ -86,7 +87,7 @@ static int mem_read(void *fd, void *buf, size_t count)
 	struct reader *r = fd;
 
 	if (count > r->size - r->pos)
-		return -EIO;	/* never asked for more than the file */
+		return -EIO; /* never asked for more than the file */
 	memcpy(buf, r->buf + r->pos, count);
 	r->pos += count;
 	r->calls++;
@@ -98,10 +99,10 @@ struct meta {
 	uint64_t tree_size;
 	unsigned int size_calls, desc_calls;
 	uint8_t *tree;
-	uint8_t *seen;		/* per tree block: handed out how often */
+	uint8_t *seen; /* per tree block: handed out how often */
 	uint32_t bs;
 	uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE];
-	int fail_at;		/* block call that fails (-ENOSPC), 0 none */
+	int fail_at; /* block call that fails (-ENOSPC), 0 none */
 	unsigned int block_calls;
 };
 
@@ -173,23 +174,27 @@ static uint32_t ds_of(uint32_t alg)
 static void ours(const struct spec *s, const uint8_t *buf, uint64_t size,
 		 struct dmt_fsverity_digest *d, struct meta *m)
 {
-	struct dmt_fsverity_metadata_callbacks cb = { m, meta_size, meta_block,
-						      meta_desc };
+	struct dmt_fsverity_metadata_callbacks cb = {m, meta_size, meta_block,
+						     meta_desc};
 	struct dmt_fsverity_params p = {
-		.version = 1, .hash_algorithm = s->alg, .file_size = size,
-		.block_size = s->bs, .salt_size = s->salt_size,
-		.salt = s->salt, .metadata_callbacks = &cb,
+		.version = 1,
+		.hash_algorithm = s->alg,
+		.file_size = size,
+		.block_size = s->bs,
+		.salt_size = s->salt_size,
+		.salt = s->salt,
+		.metadata_callbacks = &cb,
 		.threads = s->threads,
 	};
-	struct reader r = { buf, size, 0, 0 };
-	struct dmt_reason why = { 0 };
+	struct reader r = {buf, size, 0, 0};
+	struct dmt_reason why = {0};
 	int err;
 
 	memset(m, 0, sizeof(*m));
 	m->bs = s->bs;
 	err = dmt_fsverity_compute_digest(&r, mem_read, &p, d, &why);
-	cr_assert_eq(err, 0, "compute_digest: %d (reason %d %s)", err,
-		     why.code, why.field ? why.field : "");
+	cr_assert_eq(err, 0, "compute_digest: %d (reason %d %s)", err, why.code,
+		     why.field ? why.field : "");
 	cr_assert_eq(r.pos, size, "read %llu of %llu bytes",
 		     (unsigned long long)r.pos, (unsigned long long)size);
 	meta_check_complete(m);
@@ -206,14 +211,18 @@ static int oracle_size(void *ctx, uint64_t size)
 static void oracle(const struct spec *s, const uint8_t *buf, uint64_t size,
 		   uint8_t *digest, struct meta *m)
 {
-	struct libfsverity_metadata_callbacks cb = { m, oracle_size,
-						     meta_block, meta_desc };
+	struct libfsverity_metadata_callbacks cb = {m, oracle_size, meta_block,
+						    meta_desc};
 	struct libfsverity_merkle_tree_params p = {
-		.version = 1, .hash_algorithm = s->alg, .file_size = size,
-		.block_size = s->bs, .salt_size = s->salt_size,
-		.salt = s->salt, .metadata_callbacks = &cb,
+		.version = 1,
+		.hash_algorithm = s->alg,
+		.file_size = size,
+		.block_size = s->bs,
+		.salt_size = s->salt_size,
+		.salt = s->salt,
+		.metadata_callbacks = &cb,
 	};
-	struct reader r = { buf, size, 0, 0 };
+	struct reader r = {buf, size, 0, 0};
 	struct libfsverity_digest *d = NULL;
 
 	memset(m, 0, sizeof(*m));
@@ -254,12 +263,17 @@ static void same_as_oracle(const struct spec *s, const uint8_t *buf,
 
 #ifdef DMT_HAVE_LIBFSVERITY
 /* Sizes around b blocks: b * bs - 1, b * bs, b * bs + 1. */
-static size_t edge_sizes(uint64_t bs, uint64_t fan, uint64_t max,
-			 uint64_t *out)
+static size_t edge_sizes(uint64_t bs, uint64_t fan, uint64_t max, uint64_t *out)
 {
 	size_t n = 0;
-	uint64_t blocks[] = { 1, 2, fan, fan + 1, fan * fan, fan * fan + 1,
-			      fan * fan * fan, fan * fan * fan + 1 };
+	uint64_t blocks[] = {1,
+			     2,
+			     fan,
+			     fan + 1,
+			     fan * fan,
+			     fan * fan + 1,
+			     fan * fan * fan,
+			     fan * fan * fan + 1};
 
 	out[n++] = 0;
 	out[n++] = 1;
@@ -286,19 +300,19 @@ Test(fsverity, oracle_sizes_and_fanout, .timeout = 300)
 	static const uint8_t salt[32] = "0123456789abcdef0123456789abcdef";
 	const uint64_t max = th_reduced() ? (2u << 20) : (24u << 20);
 	uint8_t *buf = gen("aes", max);
-	uint32_t algs[] = { DMT_FSVERITY_HASH_SHA256, DMT_FSVERITY_HASH_SHA512 };
+	uint32_t algs[] = {DMT_FSVERITY_HASH_SHA256, DMT_FSVERITY_HASH_SHA512};
 
 	for (size_t a = 0; a < 2; a++) {
 		uint32_t ds = ds_of(algs[a]);
-		uint32_t bss[] = { 2 * ds, 4 * ds, 1024, 4096, 65536 };
+		uint32_t bss[] = {2 * ds, 4 * ds, 1024, 4096, 65536};
 
 		for (size_t k = 0; k < sizeof(bss) / sizeof(bss[0]); k++) {
 			uint64_t sizes[32];
 			size_t n = edge_sizes(bss[k], bss[k] / ds, max, sizes);
 
 			for (size_t i = 0; i < n; i++) {
-				struct spec s = { algs[a], bss[k], 0, NULL,
-						  1 + (unsigned int)(i & 1) };
+				struct spec s = {algs[a], bss[k], 0, NULL,
+						 1 + (unsigned int)(i & 1)};
 
 				same_as_oracle(&s, buf, sizes[i]);
 				s.salt = salt;
@@ -322,8 +336,8 @@ Test(fsverity, oracle_salts)
 	for (int i = 0; i < 32; i++)
 		salt[i] = (uint8_t)(0xa0 + i);
 	for (uint32_t len = 0; len <= 32; len++) {
-		struct spec s = { DMT_FSVERITY_HASH_SHA256, 1024, len,
-				  len ? salt : NULL, 1 };
+		struct spec s = {DMT_FSVERITY_HASH_SHA256, 1024, len,
+				 len ? salt : NULL, 1};
 
 		same_as_oracle(&s, buf, 3 * 4096 + 5);
 		s.alg = DMT_FSVERITY_HASH_SHA512;
@@ -339,14 +353,14 @@ Test(fsverity, oracle_sparse)
 {
 	NEED_ORACLE();
 #ifdef DMT_HAVE_LIBFSVERITY
-	const char *kinds[] = { "zero", "sparse" };
-	uint64_t sizes[] = { 1, 4096, 4097, 129 * 4096, (3u << 20) + 17 };
+	const char *kinds[] = {"zero", "sparse"};
+	uint64_t sizes[] = {1, 4096, 4097, 129 * 4096, (3u << 20) + 17};
 
 	for (size_t k = 0; k < 2; k++) {
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 			uint8_t *buf = gen(kinds[k], sizes[i]);
-			struct spec s = { DMT_FSVERITY_HASH_SHA256, 4096, 0,
-					  NULL, 2 };
+			struct spec s = {DMT_FSVERITY_HASH_SHA256, 4096, 0,
+					 NULL, 2};
 
 			same_as_oracle(&s, buf, sizes[i]);
 			free(buf);
@@ -360,12 +374,12 @@ Test(fsverity, oracle_big_blocks)
 {
 	NEED_ORACLE();
 #ifdef DMT_HAVE_LIBFSVERITY
-	uint64_t sizes[] = { 5, (1u << 20) + 1, 3u << 20 };
+	uint64_t sizes[] = {5, (1u << 20) + 1, 3u << 20};
 	uint8_t *buf = gen("aes", 3u << 20);
 
 	for (size_t i = 0; i < 3; i++) {
-		struct spec s = { DMT_FSVERITY_HASH_SHA512, 1u << 20, 0, NULL,
-				  2 };
+		struct spec s = {DMT_FSVERITY_HASH_SHA512, 1u << 20, 0, NULL,
+				 2};
 
 		same_as_oracle(&s, buf, sizes[i]);
 	}
@@ -381,8 +395,8 @@ Test(fsverity, oracle_deep_tree, .timeout = 120)
 #ifdef DMT_HAVE_LIBFSVERITY
 	uint64_t size = th_reduced() ? (9u << 20) + 100 : (20u << 20) + 100;
 	uint8_t *buf = gen("aes", size);
-	struct spec s = { DMT_FSVERITY_HASH_SHA256, 64, 7,
-			  (const uint8_t *)"saltier", 2 };
+	struct spec s = {DMT_FSVERITY_HASH_SHA256, 64, 7,
+			 (const uint8_t *)"saltier", 2};
 
 	same_as_oracle(&s, buf, size);
 	s.alg = DMT_FSVERITY_HASH_SHA512;
@@ -393,16 +407,79 @@ Test(fsverity, oracle_deep_tree, .timeout = 120)
 #endif
 }
 
+/* Every engine that can run here gives the same digests and trees. */
+Test(fsverity, engines)
+{
+	struct dmt_engine_info info[32];
+	size_t n = dmt_engine_list(info, 32);
+	uint64_t size = 129 * 4096 + 5;
+	uint8_t *buf = gen("aes", size);
+	unsigned int tried = 0;
+
+	cr_assert_leq(n, 32);
+	for (uint32_t alg = 1; alg <= 2; alg++) {
+		struct spec s = {alg, 4096, 5, (const uint8_t *)"salty", 2};
+		struct dmt_fsverity_digest want;
+		struct meta mw;
+
+		ours(&s, buf, size, &want, &mw);
+		for (size_t i = 0; i < n; i++) {
+			struct dmt_fsverity_metadata_callbacks cb;
+			struct dmt_fsverity_params p = {
+				.version = 1,
+				.hash_algorithm = alg,
+				.file_size = size,
+				.salt_size = 5,
+				.salt = s.salt,
+				.threads = 2,
+				.engine = info[i].name,
+				.metadata_callbacks = &cb,
+			};
+			struct reader r = {buf, size, 0, 0};
+			struct dmt_fsverity_digest d;
+			struct meta m = {.bs = 4096};
+
+			if (!info[i].available ||
+			    !strstr(info[i].algs,
+				    dmt_fsverity_hash_alg_name(alg)))
+				continue;
+			cb = (struct dmt_fsverity_metadata_callbacks){
+				&m, meta_size, meta_block, meta_desc};
+			cr_assert_eq(dmt_fsverity_compute_digest(&r, mem_read,
+								 &p, &d, NULL),
+				     0, "engine %s", info[i].name);
+			cr_assert_eq(memcmp(&d, &want, sizeof(d)), 0,
+				     "engine %s, alg %u", info[i].name, alg);
+			cr_assert_eq(memcmp(m.tree, mw.tree, mw.tree_size), 0);
+			meta_free(&m);
+			tried++;
+		}
+		meta_free(&mw);
+	}
+	cr_assert_geq(tried, 2, "no engine for sha256 and sha512");
+	struct dmt_fsverity_params p = {.version = 1, .engine = "no-such"};
+	struct dmt_reason why;
+	struct dmt_fsverity_digest d;
+	struct reader r = {buf, 0, 0, 0};
+
+	cr_assert_eq(dmt_fsverity_compute_digest(&r, mem_read, &p, &d, &why),
+		     -ENOENT);
+	cr_assert_eq(why.code, DMT_REASON_UNSUPPORTED);
+	cr_assert_str_eq(why.field, "engine");
+	free(buf);
+}
+
 /* ---- parameters ---- */
 
 static int check(uint32_t version, uint32_t alg, uint32_t bs, uint32_t salt,
 		 struct dmt_reason *r)
 {
 	static const uint8_t s[33];
-	struct dmt_fsverity_params p = { .version = version,
-					 .hash_algorithm = alg,
-					 .block_size = bs, .salt_size = salt,
-					 .salt = s };
+	struct dmt_fsverity_params p = {.version = version,
+					.hash_algorithm = alg,
+					.block_size = bs,
+					.salt_size = salt,
+					.salt = s};
 
 	memset(r, 0, sizeof(*r));
 	return dmt_fsverity_check_params(&p, r);
@@ -412,7 +489,7 @@ Test(fsverity, params_edges)
 {
 	struct dmt_reason r;
 
-	cr_assert_eq(check(1, 0, 0, 0, &r), 0);	/* sha256, 4096 */
+	cr_assert_eq(check(1, 0, 0, 0, &r), 0); /* sha256, 4096 */
 	cr_assert_eq(check(1, 1, 64, 0, &r), 0);
 	cr_assert_eq(check(1, 2, 128, 32, &r), 0);
 	cr_assert_eq(check(1, 1, 1u << 30, 0, &r), 0);
@@ -440,7 +517,7 @@ Test(fsverity, params_edges)
 	cr_assert_str_eq(r.field, "salt_size");
 	cr_assert_eq(r.max, 32);
 
-	struct dmt_fsverity_params p = { .version = 1, .salt_size = 4 };
+	struct dmt_fsverity_params p = {.version = 1, .salt_size = 4};
 
 	cr_assert_eq(dmt_fsverity_check_params(&p, &r), -EINVAL);
 	cr_assert_eq(r.code, DMT_REASON_MISSING);
@@ -454,7 +531,7 @@ Test(fsverity, params_edges)
 
 Test(fsverity, tree_size)
 {
-	struct dmt_fsverity_params p = { .version = 1 };
+	struct dmt_fsverity_params p = {.version = 1};
 	uint64_t t;
 
 	cr_assert_eq(dmt_fsverity_tree_size(&p, 0, &t), 0);
@@ -473,8 +550,8 @@ Test(fsverity, tree_size)
 /* The formatted digest, byte by byte. */
 Test(fsverity, formatted_digest)
 {
-	struct dmt_fsverity_digest d = { .digest_algorithm = 2,
-					 .digest_size = 64 };
+	struct dmt_fsverity_digest d = {.digest_algorithm = 2,
+					.digest_size = 64};
 	uint8_t out[DMT_FSVERITY_FORMATTED_MAX];
 
 	for (int i = 0; i < 64; i++)
@@ -497,22 +574,24 @@ static int failing_read(void *fd, void *buf, size_t count)
 
 Test(fsverity, callback_errors)
 {
-	struct meta m = { .bs = 1024, .fail_at = 2 };
-	struct dmt_fsverity_metadata_callbacks cb = { &m, meta_size,
-						      meta_block, meta_desc };
-	struct dmt_fsverity_params p = { .version = 1, .block_size = 1024,
-					 .file_size = 64u << 20, .threads = 2,
-					 .metadata_callbacks = &cb };
+	struct meta m = {.bs = 1024, .fail_at = 2};
+	struct dmt_fsverity_metadata_callbacks cb = {&m, meta_size, meta_block,
+						     meta_desc};
+	struct dmt_fsverity_params p = {.version = 1,
+					.block_size = 1024,
+					.file_size = 64u << 20,
+					.threads = 2,
+					.metadata_callbacks = &cb};
 	struct dmt_fsverity_digest d;
 	unsigned int calls = 0;
 
-	cr_assert_eq(dmt_fsverity_compute_digest(&calls, failing_read, &p, &d,
-						 NULL),
-		     -EIO);
+	cr_assert_eq(
+		dmt_fsverity_compute_digest(&calls, failing_read, &p, &d, NULL),
+		-EIO);
 	calls = 100;
-	cr_assert_eq(dmt_fsverity_compute_digest(&calls, failing_read, &p, &d,
-						 NULL),
-		     -ENOSPC);
+	cr_assert_eq(
+		dmt_fsverity_compute_digest(&calls, failing_read, &p, &d, NULL),
+		-ENOSPC);
 	meta_free(&m);
 	cr_assert_eq(dmt_fsverity_compute_digest(&calls, NULL, &p, &d, NULL),
 		     -EINVAL);
@@ -521,8 +600,8 @@ Test(fsverity, callback_errors)
 /* ---- the batch interface ---- */
 
 struct batch_log {
-	unsigned int n;			/* results seen */
-	int stop_at;			/* done returns -ECANCELED here (1-based) */
+	unsigned int n; /* results seen */
+	int stop_at;	/* done returns -ECANCELED here (1-based) */
 	struct dmt_fsverity_result res[600];
 };
 
@@ -532,7 +611,7 @@ static int log_done(void *ctx, const struct dmt_fsverity_result *res)
 
 	cr_assert_lt(l->n, 600);
 	l->res[l->n] = *res;
-	l->res[l->n].path = NULL;	/* only valid during the call */
+	l->res[l->n].path = NULL; /* only valid during the call */
 	if (l->stop_at && (int)++l->n == l->stop_at)
 		return -ECANCELED;
 	if (!l->stop_at)
@@ -540,19 +619,22 @@ static int log_done(void *ctx, const struct dmt_fsverity_result *res)
 	return 0;
 }
 
-/* Sizes of the mixed set: the edges, many small files, a few big ones
- * (streamed alone, between the groups). */
+/* Sizes of the mixed set: the edges, many small files, some that fill a
+ * group's data buffer after a few (the rest waits for the next group), a
+ * few big ones (streamed alone, between the groups). */
 static uint64_t mixed_size(unsigned int i, uint32_t bs)
 {
-	static const uint64_t fixed[] = { 0, 1, 4095, 4096, 4097, 8192 };
+	static const uint64_t fixed[] = {0, 1, 4095, 4096, 4097, 8192};
 
 	if (i < 6)
 		return fixed[i];
 	if (i % 97 == 0)
-		return (1u << 20) + 1 + i;		/* > one group slot */
+		return (1u << 20) + 1 + i; /* > one group slot */
 	if (i % 61 == 0)
-		return 129 * (uint64_t)bs + i;		/* two-level tree */
-	return (i * 2654435761u) % (16385);		/* 0..16 KiB */
+		return 129 * (uint64_t)bs + i; /* two-level tree */
+	if (i % 13 == 0)
+		return (600u << 10) + i;    /* a few fill a group */
+	return (i * 2654435761u) % (16385); /* 0..16 KiB */
 }
 
 struct mixed {
@@ -605,10 +687,14 @@ static void batch_vs_single(const struct spec *s, unsigned int nfiles)
 	struct reader *rd = calloc(nfiles, sizeof(*rd));
 	int *fds = calloc(nfiles, sizeof(*fds));
 	struct dmt_fsverity_batch_params bp = {
-		.tree = { .version = 1, .hash_algorithm = s->alg,
-			  .block_size = s->bs, .salt_size = s->salt_size,
-			  .salt = s->salt, .threads = s->threads },
-		.done = log_done, .done_ctx = log,
+		.tree = {.version = 1,
+			 .hash_algorithm = s->alg,
+			 .block_size = s->bs,
+			 .salt_size = s->salt_size,
+			 .salt = s->salt,
+			 .threads = s->threads},
+		.done = log_done,
+		.done_ctx = log,
 	};
 	struct dmt_fsverity_batch *b;
 
@@ -616,13 +702,12 @@ static void batch_vs_single(const struct spec *s, unsigned int nfiles)
 	mixed_make(m, nfiles, s->bs);
 	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
 	for (unsigned int i = 0; i < nfiles; i++) {
-		struct dmt_fsverity_file f = { .fd = -1, .size = UINT64_MAX,
-					       .user = &fds[i] };
+		struct dmt_fsverity_file f = {
+			.fd = -1, .size = UINT64_MAX, .user = &fds[i]};
 
 		mb[i].bs = s->bs;
 		cbs[i] = (struct dmt_fsverity_metadata_callbacks){
-			&mb[i], meta_size, meta_block, meta_desc
-		};
+			&mb[i], meta_size, meta_block, meta_desc};
 		f.metadata_callbacks = &cbs[i];
 		fds[i] = -1;
 		if (i % 3 == 0) {
@@ -634,7 +719,7 @@ static void batch_vs_single(const struct spec *s, unsigned int nfiles)
 			if (i % 2)
 				f.size = m->sizes[i];
 		} else {
-			rd[i] = (struct reader){ m->bufs[i], m->sizes[i], 0, 0 };
+			rd[i] = (struct reader){m->bufs[i], m->sizes[i], 0, 0};
 			f.read_fn = mem_read;
 			f.read_ctx = &rd[i];
 			f.size = m->sizes[i];
@@ -661,8 +746,7 @@ static void batch_vs_single(const struct spec *s, unsigned int nfiles)
 		cr_assert_eq(mb[i].tree_size, one.tree_size);
 		cr_assert_eq(memcmp(mb[i].tree, one.tree, one.tree_size), 0,
 			     "file %u: tree differs", i);
-		cr_assert_eq(memcmp(mb[i].desc, one.desc, sizeof(one.desc)),
-			     0);
+		cr_assert_eq(memcmp(mb[i].desc, one.desc, sizeof(one.desc)), 0);
 		meta_free(&one);
 		meta_free(&mb[i]);
 		if (fds[i] >= 0)
@@ -680,7 +764,7 @@ static void batch_vs_single(const struct spec *s, unsigned int nfiles)
 Test(fsverity, batch_equals_single, .timeout = 300)
 {
 	unsigned int n = th_reduced() ? 120 : 400;
-	struct spec s = { DMT_FSVERITY_HASH_SHA256, 4096, 0, NULL, 1 };
+	struct spec s = {DMT_FSVERITY_HASH_SHA256, 4096, 0, NULL, 1};
 
 	batch_vs_single(&s, n);
 	s.threads = 2;
@@ -689,8 +773,8 @@ Test(fsverity, batch_equals_single, .timeout = 300)
 
 Test(fsverity, batch_equals_single_salted, .timeout = 300)
 {
-	struct spec s = { DMT_FSVERITY_HASH_SHA512, 1024, 32,
-			  (const uint8_t *)"a salt of thirty-two bytes, ok!", 2 };
+	struct spec s = {DMT_FSVERITY_HASH_SHA512, 1024, 32,
+			 (const uint8_t *)"a salt of thirty-two bytes, ok!", 2};
 
 	batch_vs_single(&s, th_reduced() ? 60 : 200);
 	s.alg = DMT_FSVERITY_HASH_SHA256;
@@ -706,50 +790,60 @@ Test(fsverity, batch_errors)
 {
 	char *dir = th_mkdtemp();
 	char *a = th_path(dir, "a"), *gone = th_path(dir, "gone");
+	char *big = th_path(dir, "big");
 	struct batch_log *log = calloc(1, sizeof(*log));
 	struct dmt_fsverity_batch_params bp = {
-		.tree = { .version = 1, .threads = 2 },
-		.done = log_done, .done_ctx = log,
+		.tree = {.version = 1, .threads = 2},
+		.done = log_done,
+		.done_ctx = log,
 	};
 	struct dmt_fsverity_batch *b;
-	int fd;
+	int fd, fd2;
 
 	th_write_random_file(a, 10000, 7);
+	th_write_random_file(big, (2u << 20) + 10, 8);
 	fd = open(a, O_RDONLY);
+	fd2 = open(big, O_RDONLY);
 	cr_assert_geq(fd, 0);
+	cr_assert_geq(fd2, 0);
 	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
 	struct dmt_fsverity_file files[] = {
-		{ .fd = -1, .path = a, .size = UINT64_MAX },
-		{ .fd = -1, .path = gone, .size = UINT64_MAX },
-		{ .fd = -1, .path = dir, .size = UINT64_MAX },
-		{ .fd = fd, .path = "shrunk", .size = 10001 },
-		{ .fd = fd, .path = "grown", .size = 9999 },
-		{ .fd = fd, .path = "grown big", .size = (2u << 20) },
-		{ .fd = fd, .path = "exact", .size = 10000 },
+		{.fd = -1, .path = a, .size = UINT64_MAX},
+		{.fd = -1, .path = gone, .size = UINT64_MAX},
+		{.fd = -1, .path = dir, .size = UINT64_MAX},
+		{.fd = fd, .path = "shrunk", .size = 10001},
+		{.fd = fd, .path = "grown", .size = 9999},
+		{.fd = fd, .path = "streamed, shrunk", .size = (2u << 20)},
+		{.fd = fd2, .path = "streamed, grown", .size = (2u << 20)},
+		{.fd = fd, .path = "exact", .size = 10000},
+		{.fd = fd2, .path = "streamed", .size = (2u << 20) + 10},
 	};
-	for (unsigned int i = 0; i < 7; i++)
+	for (unsigned int i = 0; i < 9; i++)
 		cr_assert_eq(dmt_fsverity_batch_add(b, &files[i]), 0);
 	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
 	dmt_fsverity_batch_free(b);
 	close(fd);
+	close(fd2);
 
-	cr_assert_eq(log->n, 7);
+	cr_assert_eq(log->n, 9);
 	cr_assert_eq(log->res[0].err, 0);
 	cr_assert_eq(log->res[1].err, -ENOENT);
 	cr_assert_eq(log->res[1].reason.code, DMT_REASON_IO);
 	cr_assert_eq(log->res[2].err, -EISDIR);
 	cr_assert_eq(log->res[2].reason.code, DMT_REASON_FSVERITY_NOT_REGULAR);
-	for (int i = 3; i < 6; i++) {
+	for (int i = 3; i < 7; i++) {
 		cr_assert_eq(log->res[i].err, -ENODATA, "case %d", i);
 		cr_assert_eq(log->res[i].reason.code,
 			     DMT_REASON_FSVERITY_SIZE_CHANGED, "case %d", i);
 	}
-	cr_assert_eq(log->res[6].err, 0);
-	cr_assert_eq(memcmp(&log->res[6].digest, &log->res[0].digest,
+	cr_assert_eq(log->res[7].err, 0);
+	cr_assert_eq(memcmp(&log->res[7].digest, &log->res[0].digest,
 			    sizeof(log->res[0].digest)),
 		     0);
+	cr_assert_eq(log->res[8].err, 0);
 	free(log);
 	free(a);
+	free(big);
 	free(gone);
 	th_rmtree(dir);
 	free(dir);
@@ -760,13 +854,14 @@ Test(fsverity, batch_stop)
 {
 	struct batch_log *log = calloc(1, sizeof(*log));
 	struct dmt_fsverity_batch_params bp = {
-		.tree = { .version = 1, .threads = 1 },
-		.done = log_done, .done_ctx = log,
+		.tree = {.version = 1, .threads = 1},
+		.done = log_done,
+		.done_ctx = log,
 	};
 	struct dmt_fsverity_batch *b;
-	struct reader r = { (const uint8_t *)"", 0, 0, 0 };
-	struct dmt_fsverity_file f = { .fd = -1, .read_fn = mem_read,
-				       .read_ctx = &r };
+	struct reader r = {(const uint8_t *)"", 0, 0, 0};
+	struct dmt_fsverity_file f = {
+		.fd = -1, .read_fn = mem_read, .read_ctx = &r};
 	int err = 0;
 
 	log->stop_at = 300;
@@ -831,16 +926,20 @@ static int golden_done(void *ctx, const struct dmt_fsverity_result *res)
 static void golden_batch(const struct spec *s, const struct golden *v,
 			 const uint8_t *buf, const char *dir)
 {
-	struct dmt_fsverity_result res = { .err = 1 };
+	struct dmt_fsverity_result res = {.err = 1};
 	struct dmt_fsverity_batch_params bp = {
-		.tree = { .version = 1, .hash_algorithm = s->alg,
-			  .block_size = s->bs, .salt_size = s->salt_size,
-			  .salt = s->salt, .threads = 2 },
-		.done = golden_done, .done_ctx = &res,
+		.tree = {.version = 1,
+			 .hash_algorithm = s->alg,
+			 .block_size = s->bs,
+			 .salt_size = s->salt_size,
+			 .salt = s->salt,
+			 .threads = 2},
+		.done = golden_done,
+		.done_ctx = &res,
 	};
 	char *path = th_path(dir, "data"), got[132];
-	struct dmt_fsverity_file f = { .fd = -1, .path = path,
-				       .size = UINT64_MAX };
+	struct dmt_fsverity_file f = {
+		.fd = -1, .path = path, .size = UINT64_MAX};
 	struct dmt_fsverity_batch *b;
 
 	th_write_file(path, buf, (size_t)v->size);
@@ -859,8 +958,8 @@ static void golden_check(const struct golden *v, const char *dir)
 {
 	uint8_t salt[32], *buf = gen(v->kind, v->size);
 	uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX];
-	struct spec s = { dmt_fsverity_hash_alg_by_name(v->alg), v->bs, 0,
-			  NULL, 2 };
+	struct spec s = {dmt_fsverity_hash_alg_by_name(v->alg), v->bs, 0, NULL,
+			 2};
 	struct dmt_fsverity_digest d;
 	char got[200], sum[65];
 	struct meta m;
