@@ -551,3 +551,39 @@ Test(fsverity_tool, size_change_while_read_reported_no_digest)
 	free(out);
 	free(err);
 }
+
+/* The header every tool's page shares, and every option of --help. */
+Test(fsverity_tool, man_page_matches_the_tool)
+{
+	const char *src = getenv("DMT_SRC") ? getenv("DMT_SRC") : ".";
+	char *path, *man, *help = NULL, *s;
+	size_t len;
+
+	cr_assert(asprintf(&path, "%s/docs/fsverity-tool.8", src) > 0);
+	man = (char *)th_read_file(path, &len);
+	cr_assert(man, "%s", path);
+	cr_expect(strstr(man, "\n.TH FSVERITY-TOOL 8 \"December 2026\" "
+			 "\"fsverity-tool 0.1.0\" \"System Administration\"\n"),
+		  "the .TH line");
+	cr_assert_eq(sh(&help, NULL, "$FVT --help"), 0);
+	for (s = help; (s = strstr(s, " --")); s += 3) {
+		char opt[64], esc[160];
+		size_t n = strspn(s + 3, "abcdefghijklmnopqrstuvwxyz0123456789-");
+		size_t k = 0;
+
+		if (!n || n >= sizeof(opt))
+			continue;
+		memcpy(opt, s + 3, n);
+		opt[n] = '\0';
+		for (size_t i = 0; i < n && k + 3 < sizeof(esc); i++) {
+			if (opt[i] == '-')
+				esc[k++] = '\\';
+			esc[k++] = opt[i];
+		}
+		esc[k] = '\0';
+		cr_expect(strstr(man, esc), "--%s is not in the man page", opt);
+	}
+	free(help);
+	free(man);
+	free(path);
+}
