@@ -587,3 +587,31 @@ Test(fsverity_tool, man_page_matches_the_tool)
 	free(man);
 	free(path);
 }
+
+/* --progress-json: JSON lines on stderr, results alone on stdout; a hard
+ * link counts (and is hashed) once. */
+Test(fsverity_tool, progress_json_and_hard_links_hashed_once)
+{
+	char *out = NULL, *err = NULL, *last;
+	struct json_object *j, *v;
+
+	cr_assert_eq(sh(NULL, NULL, "mkdir d && head -c 9000 /dev/urandom > "
+			"d/a && ln d/a d/b && head -c 1000 /dev/urandom > d/c"),
+		     0);
+	cr_assert_eq(sh(&out, &err, "$FVT digest --progress-json -r d"), 0);
+	cr_expect(!strstr(out, "device_bytes"), "progress on stdout: %s", out);
+	last = strrchr(err, '{');
+	cr_assert(last, "no progress line: %s", err);
+	j = json_tokener_parse(last);
+	cr_assert(j, "%s", last);
+	cr_assert(json_object_object_get_ex(j, "device_size", &v));
+	cr_expect_str_eq(json_object_get_string(v), "10000",
+			 "a hard link counted twice? %s", last);
+	cr_assert(json_object_object_get_ex(j, "device_bytes", &v));
+	cr_expect_str_eq(json_object_get_string(v), "10000");
+	json_object_put(j);
+	cr_expect(strstr(out, " d/a\n") && strstr(out, " d/b\n") &&
+		  strstr(out, " d/c\n"), "%s", out);
+	free(out);
+	free(err);
+}

@@ -25,8 +25,9 @@ struct json_object *fvt_entry_json(struct cli *c, const struct fvt_entry *e)
 
 	cli_json_add_str(j, "path", e->path);
 	cli_json_add_u64(j, "size", o->size);
-	cli_json_add_str(j, "algorithm",
-			 dmt_fsverity_hash_alg_name(o->digest.digest_algorithm));
+	cli_json_add_str(
+		j, "algorithm",
+		dmt_fsverity_hash_alg_name(o->digest.digest_algorithm));
 	cli_json_add_u64(j, "block_size", f->p.block_size);
 	fvt_hex(f->salt, f->salt_len, salt);
 	cli_json_add_str(j, "salt", salt);

@@ -58,7 +58,8 @@ int fvt_out_open(struct fvt_out *o, const char *path)
 		return -ENOMEM;
 	dir = dirname(dup);
 	o->path = strdup(path);
-	if (!o->path || asprintf(&o->tmp, "%s/.fsverity-tool.XXXXXX", dir) < 0) {
+	if (!o->path ||
+	    asprintf(&o->tmp, "%s/.fsverity-tool.XXXXXX", dir) < 0) {
 		o->tmp = NULL;
 		free(dup);
 		return -ENOMEM;
@@ -151,7 +152,7 @@ int fvt_out_dir_path(const char *dir, const char *rel, const char *suffix,
 /* ---- --out-dir for digest: one tree and one descriptor per file ---- */
 
 static const char *out_dir;
-static struct fvt_out cur_tree = { .fd = -1 }, cur_desc = { .fd = -1 };
+static struct fvt_out cur_tree = {.fd = -1}, cur_desc = {.fd = -1};
 
 static int open_in_dir(struct fvt_out *o, const char *rel, const char *suf)
 {

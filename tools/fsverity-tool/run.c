@@ -48,7 +48,8 @@ static void error_text(const struct fvt_entry *e, char *buf, size_t size)
 	else if (e->why)
 		snprintf(buf, size, "not a regular file (%s)", e->why);
 	else if (e->reason.code == DMT_REASON_FSVERITY_SIZE_CHANGED)
-		snprintf(buf, size, "the file changed size while it was read "
+		snprintf(buf, size,
+			 "the file changed size while it was read "
 			 "(%llu bytes when opened); no digest",
 			 (unsigned long long)e->reason.value);
 	else if (e->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR)
@@ -74,9 +75,10 @@ void fvt_entry_error(struct cli *c, const struct fvt_entry *e)
 		cli_json_add_u64(err, "exit_code",
 				 (uint64_t)fvt_entry_exit(src));
 		json_object_object_add(j, "error", err);
-		printf("%s\n", json_object_to_json_string_ext(
-				       j, JSON_C_TO_STRING_PLAIN |
-						  JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(
+			       j, JSON_C_TO_STRING_PLAIN |
+					  JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(j);
 		c->json_printed = true;
 	}
@@ -130,7 +132,7 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 	e->err = res->err;
 	if (res->err) {
 		e->reason = res->reason;
-		e->reason.path = e->path;	/* res->path dies after the call */
+		e->reason.path = e->path; /* res->path dies after the call */
 	} else {
 		e->digest = res->digest;
 		e->size = res->size;
@@ -154,7 +156,9 @@ static int queue_all(struct cli *c, struct dmt_fsverity_batch *b)
 	for (size_t i = 0; !err && !f->stop && i < f->list.n; i++) {
 		struct fvt_entry *e = &f->list.e[i];
 		struct dmt_fsverity_file file = {
-			.fd = -1, .path = e->path, .size = UINT64_MAX,
+			.fd = -1,
+			.path = e->path,
+			.size = UINT64_MAX,
 			.user = (void *)(uintptr_t)i,
 		};
 
@@ -171,7 +175,7 @@ static int queue_all(struct cli *c, struct dmt_fsverity_batch *b)
 	if (!err && !f->stop)
 		err = dmt_fsverity_batch_finish(b);
 	if (!err)
-		err = flush_ready(c);	/* hard links and errors at the end */
+		err = flush_ready(c); /* hard links and errors at the end */
 	return err;
 }
 
@@ -179,15 +183,17 @@ int fvt_run(struct cli *c)
 {
 	struct fvt *f = fvt_of(c);
 	struct dmt_fsverity_batch_params bp = {
-		.tree = f->p, .done = on_done, .done_ctx = c,
+		.tree = f->p,
+		.done = on_done,
+		.done_ctx = c,
 	};
 	struct dmt_fsverity_batch *b = NULL;
-	struct dmt_reason r = { 0 };
+	struct dmt_reason r = {0};
 	int err;
 
 	f->stop_on_error = cli_given(c, O_STOP_ON_ERROR);
-	tool_progress_init(&f->progress, c->nargs ? c->args[0] : "-",
-			   "hashed", c->progress_frequency, c->progress_json);
+	tool_progress_init(&f->progress, c->nargs ? c->args[0] : "-", "hashed",
+			   c->progress_frequency, c->progress_json);
 	err = dmt_fsverity_batch_new(&bp, &b, &r);
 	if (err) {
 		cli_reason_err(c, &r);
@@ -195,7 +201,7 @@ int fvt_run(struct cli *c)
 	}
 	err = queue_all(c, b);
 	dmt_fsverity_batch_free(b);
-	fvt_out_dir_finish(c, NULL, false);	/* a file cut short */
+	fvt_out_dir_finish(c, NULL, false); /* a file cut short */
 	tool_progress_finish(&f->progress, !err && !f->first_err);
 	if (err == STOPPED)
 		err = 0;

@@ -27,20 +27,25 @@ static int sign_error(const char *key, const char *cert, bool pass, int err)
 	ERR_clear_error();
 	switch (err) {
 	case -ENOKEY:
-		tool_err("%s, %s: no usable private key or certificate found "
-			 "(%s)", key, cert,
-			 !strcmp(key, cert) ?
-				 "--cert defaults to the key file; give --cert" :
-			 pass ? "wrong passphrase?" :
-				"an encrypted key needs --key-passphrase-file");
+		tool_err(
+			"%s, %s: no usable private key or certificate found "
+			"(%s)",
+			key, cert,
+			!strcmp(key, cert)
+				? "--cert defaults to the key file; give --cert"
+			: pass ? "wrong passphrase?"
+			       : "an encrypted key needs "
+				 "--key-passphrase-file");
 		return TOOL_EXIT_DEVICE;
 	case -ENOTSUP:
 		tool_err("%s, %s: no OpenSSL loader or provider handles this "
-			 "URI", key, cert);
+			 "URI",
+			 key, cert);
 		return TOOL_EXIT_USAGE;
 	case -EINVAL:
 		tool_err("%s, %s: the key and the certificate do not match, or "
-			 "the key cannot sign PKCS#7", key, cert);
+			 "the key cannot sign PKCS#7",
+			 key, cert);
 		return TOOL_EXIT_USAGE;
 	default:
 		tool_err_errno(key, "cannot load", err);
@@ -68,7 +73,8 @@ static int read_passphrase(const char *path, char **out)
 	buf[strcspn(buf, "\r\n")] = 0;
 	if (ferror(in) || (n > MAX && strlen(buf) == n)) {
 		tool_err("%s: cannot read a passphrase (at most %d bytes) "
-			 "from it", path, MAX);
+			 "from it",
+			 path, MAX);
 		rc = ferror(in) ? -EIO : -EINVAL;
 		goto out;
 	}
@@ -94,17 +100,17 @@ static const char *cert_of(struct cli *c)
 	return cli_given(c, O_CERT) ? cli_str(c, O_CERT) : cli_str(c, O_KEY);
 }
 
-static int sign_bytes(struct cli *c, const void *msg, size_t len,
-		      uint8_t **sig, size_t *sig_len)
+static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
+		      size_t *sig_len)
 {
 	struct fvt *f = fvt_of(c);
-	int err = dmt_sign_buffer(key_of(c), cert_of(c), f->pass,
-				  dmt_fsverity_hash_alg_name(
-					  f->p.hash_algorithm),
-				  msg, len, sig, sig_len);
+	int err =
+		dmt_sign_buffer(key_of(c), cert_of(c), f->pass,
+				dmt_fsverity_hash_alg_name(f->p.hash_algorithm),
+				msg, len, sig, sig_len);
 
 	if (err) {
-		f->stop = true;	/* the same key fails for every file */
+		f->stop = true; /* the same key fails for every file */
 		return sign_error(key_of(c), cert_of(c), f->pass != NULL, err);
 	}
 	return 0;
@@ -135,8 +141,8 @@ static char *base64(const uint8_t *p, size_t len)
 	return s;
 }
 
-static int manifest_line(struct cli *c, struct fvt_entry *e,
-			 const uint8_t *sig, size_t len)
+static int manifest_line(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
+			 size_t len)
 {
 	struct fvt *f = fvt_of(c);
 	struct json_object *j = fvt_entry_json(c, e);
@@ -202,8 +208,8 @@ static int sign_entry(struct cli *c, struct fvt_entry *e)
 /* The options fsverity 1.5 has for engines OpenSSL 3 does not ship. */
 static int refuse_pkcs11(struct cli *c)
 {
-	static const int opts[] = { O_PKCS11_ENGINE, O_PKCS11_MODULE,
-				    O_PKCS11_KEYID };
+	static const int opts[] = {O_PKCS11_ENGINE, O_PKCS11_MODULE,
+				   O_PKCS11_KEYID};
 
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
 		if (cli_given(c, opts[i])) {

@@ -21,7 +21,7 @@
 
 /* (dev, ino) -> first entry, for files with more than one link. */
 struct link_map {
-	long *slot;		/* entry index + 1; 0 = free */
+	long *slot; /* entry index + 1; 0 = free */
 	size_t cap, used;
 };
 
@@ -132,7 +132,7 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 	l->n++;
 	e->err = err;
 	e->why = why;
-	e->done = err != 0;	/* nothing to wait for */
+	e->done = err != 0; /* nothing to wait for */
 	if (err || !st)
 		return 0;
 	e->size = (uint64_t)st->st_size;
@@ -147,9 +147,12 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 
 static const char *kind_of(mode_t m)
 {
-	return S_ISLNK(m) ? "symlink" : S_ISFIFO(m) ? "FIFO" :
-	       S_ISSOCK(m) ? "socket" : S_ISCHR(m) ? "character device" :
-	       S_ISBLK(m) ? "block device" : "special file";
+	return S_ISLNK(m)    ? "symlink"
+	       : S_ISFIFO(m) ? "FIFO"
+	       : S_ISSOCK(m) ? "socket"
+	       : S_ISCHR(m)  ? "character device"
+	       : S_ISBLK(m)  ? "block device"
+			     : "special file";
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -217,7 +220,8 @@ static int walk_child(struct walk *w, const char *path, const char *rel)
 	if (S_ISREG(st.st_mode))
 		return add_entry(w, path, r, &st, 0, NULL);
 	if (w->strict)
-		return add_entry(w, path, r, NULL, -EINVAL, kind_of(st.st_mode));
+		return add_entry(w, path, r, NULL, -EINVAL,
+				 kind_of(st.st_mode));
 	tool_info("%s: note: %s: skipped (%s; --strict makes it an error)",
 		  tool_name, path, kind_of(st.st_mode));
 	free(r);
@@ -287,7 +291,8 @@ static int files_from(struct walk *w, const char *name, bool nul)
 		tool_err_errno(name, "cannot read --files-from", err);
 		return err;
 	}
-	while (!err && (len = getdelim(&line, &cap, nul ? '\0' : '\n', in)) > 0) {
+	while (!err &&
+	       (len = getdelim(&line, &cap, nul ? '\0' : '\n', in)) > 0) {
 		if (line[len - 1] == (nul ? '\0' : '\n'))
 			line[--len] = 0;
 		if (len)
@@ -327,8 +332,8 @@ static int unique_rels(struct fvt_list *l)
 	for (size_t i = 1; i < n && !err; i++) {
 		if (!strcmp(v[i - 1]->rel, v[i]->rel)) {
 			tool_err("--out-dir: '%s' and '%s' would both be "
-				 "written as '%s'", v[i - 1]->path, v[i]->path,
-				 v[i]->rel);
+				 "written as '%s'",
+				 v[i - 1]->path, v[i]->path, v[i]->rel);
 			err = -EINVAL;
 		}
 	}
@@ -338,9 +343,10 @@ static int unique_rels(struct fvt_list *l)
 
 int fvt_collect(struct cli *c, const char *const *args, int nargs)
 {
-	struct walk w = { .c = c, .f = fvt_of(c),
-			  .recursive = cli_given(c, O_RECURSIVE),
-			  .strict = cli_given(c, O_STRICT) };
+	struct walk w = {.c = c,
+			 .f = fvt_of(c),
+			 .recursive = cli_given(c, O_RECURSIVE),
+			 .strict = cli_given(c, O_STRICT)};
 	int err = 0;
 
 	if (cli_given(c, O_NULL) && !cli_given(c, O_FILES_FROM)) {
