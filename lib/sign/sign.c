@@ -249,19 +249,55 @@ int dmt_sidecar_path(const char *image, enum dmt_sidecar which, char **out)
 	return 0;
 }
 
+/* A loaded key and certificate, for many signatures. */
+struct dmt_signer {
+	EVP_PKEY *pkey;
+	X509 *x;
+};
+
+void dmt_signer_free(struct dmt_signer *s)
+{
+	if (!s)
+		return;
+	X509_free(s->x);
+	EVP_PKEY_free(s->pkey);
+	free(s);
+}
+
+int dmt_signer_new(const char *key, const char *cert, const char *passphrase,
+		   struct dmt_signer **out)
+{
+	struct dmt_signer *s = calloc(1, sizeof(*s));
+	int r = -ENOMEM;
+
+	*out = NULL;
+	if (!s)
+		goto out;
+	r = load_object(key, passphrase, OSSL_STORE_INFO_PKEY,
+			(void **)&s->pkey);
+	if (!r)
+		r = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)&s->x);
+	if (!r && X509_check_private_key(s->x, s->pkey) != 1)
+		r = -EINVAL;
+out:
+	if (r)
+		dmt_signer_free(s);
+	else
+		*out = s;
+	return r;
+}
+
 /*
  * Any message, any digest: what `fsverity sign` makes over a
  * struct fsverity_formatted_digest (the signer's digest is the file's hash
- * algorithm there).  Same flags, loaders and errors as dmt_sign_root_hash.
+ * algorithm there).  Same flags as dmt_sign_root_hash.
  */
-int dmt_sign_buffer(const char *key, const char *cert, const char *passphrase,
-		    const char *digest_name, const void *data, size_t len,
-		    uint8_t **sig, size_t *sig_len)
+int dmt_signer_sign(struct dmt_signer *s, const char *digest_name,
+		    const void *data, size_t len, uint8_t **sig,
+		    size_t *sig_len)
 {
 	const EVP_MD *md = digest_name ? EVP_get_digestbyname(digest_name) :
 					 NULL;
-	EVP_PKEY *pkey = NULL;
-	X509 *x = NULL;
 	PKCS7 *p7 = NULL;
 	BIO *bio = NULL;
 	unsigned char *der = NULL;
@@ -270,16 +306,7 @@ int dmt_sign_buffer(const char *key, const char *cert, const char *passphrase,
 	*sig = NULL;
 	*sig_len = 0;
 	r = -EINVAL;
-	if (!md || !data || !len || len > INT32_MAX)
-		goto out;
-	r = load_object(key, passphrase, OSSL_STORE_INFO_PKEY, (void **)&pkey);
-	if (r < 0)
-		goto out;
-	r = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)&x);
-	if (r < 0)
-		goto out;
-	r = -EINVAL;
-	if (X509_check_private_key(x, pkey) != 1)
+	if (!s || !md || !data || !len || len > INT32_MAX)
 		goto out;
 	r = -ENOMEM;
 	bio = BIO_new_mem_buf(data, (int)len);
@@ -287,7 +314,7 @@ int dmt_sign_buffer(const char *key, const char *cert, const char *passphrase,
 	if (!bio || !p7)
 		goto out;
 	r = -EINVAL;
-	if (!PKCS7_sign_add_signer(p7, x, pkey, md, SIGN_FLAGS) ||
+	if (!PKCS7_sign_add_signer(p7, s->x, s->pkey, md, SIGN_FLAGS) ||
 	    PKCS7_final(p7, bio, SIGN_FLAGS) != 1)
 		goto out;
 	der_len = i2d_PKCS7(p7, &der);
@@ -304,7 +331,24 @@ out:
 	OPENSSL_free(der);
 	PKCS7_free(p7);
 	BIO_free(bio);
-	X509_free(x);
-	EVP_PKEY_free(pkey);
+	return r;
+}
+
+int dmt_sign_buffer(const char *key, const char *cert, const char *passphrase,
+		    const char *digest_name, const void *data, size_t len,
+		    uint8_t **sig, size_t *sig_len)
+{
+	struct dmt_signer *s = NULL;
+	int r;
+
+	*sig = NULL;
+	*sig_len = 0;
+	if (!digest_name || !EVP_get_digestbyname(digest_name) || !data ||
+	    !len)
+		return -EINVAL;
+	r = dmt_signer_new(key, cert, passphrase, &s);
+	if (!r)
+		r = dmt_signer_sign(s, digest_name, data, len, sig, sig_len);
+	dmt_signer_free(s);
 	return r;
 }

@@ -14,6 +14,7 @@
 
 #include <dmt/fsverity.h>
 #include <dmt/reason.h>
+#include <dmt/sign.h>
 
 #include "tools/common/cli.h"
 
@@ -78,6 +79,7 @@ struct fvt {
 	/* the command's per-result action (print, sign) */
 	int (*emit)(struct cli *c, struct fvt_entry *e);
 	char *pass;			/* sign: passphrase, wiped */
+	struct dmt_signer *signer;	/* sign: the loaded key */
 	const char *sigfile;		/* sign FILE SIGFILE */
 };
 

@@ -104,10 +104,9 @@ static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
 		      size_t *sig_len)
 {
 	struct fvt *f = fvt_of(c);
-	int err =
-		dmt_sign_buffer(key_of(c), cert_of(c), f->pass,
-				dmt_fsverity_hash_alg_name(f->p.hash_algorithm),
-				msg, len, sig, sig_len);
+	int err = dmt_signer_sign(
+		f->signer, dmt_fsverity_hash_alg_name(f->p.hash_algorithm), msg,
+		len, sig, sig_len);
 
 	if (err) {
 		f->stop = true; /* the same key fails for every file */
@@ -246,13 +245,18 @@ static int sign_form(struct cli *c, int *nfiles)
 	return 0;
 }
 
-/* A key that cannot sign fails before any file is read. */
-static int probe_key(struct cli *c)
+/* The key is loaded once, and a key that cannot sign fails before any
+ * file is read. */
+static int load_key(struct cli *c)
 {
+	struct fvt *f = fvt_of(c);
 	uint8_t *sig = NULL;
 	size_t len = 0;
-	int err = sign_bytes(c, "probe", 5, &sig, &len);
+	int err = dmt_signer_new(key_of(c), cert_of(c), f->pass, &f->signer);
 
+	if (err)
+		return sign_error(key_of(c), cert_of(c), f->pass != NULL, err);
+	err = sign_bytes(c, "probe", 5, &sig, &len);
 	free(sig);
 	return err;
 }
@@ -267,7 +271,7 @@ int fvt_cmd_sign(struct cli *c)
 	if (!err && cli_given(c, O_PASS_FILE))
 		err = read_passphrase(cli_str(c, O_PASS_FILE), &f->pass);
 	if (!err)
-		err = probe_key(c);
+		err = load_key(c);
 	if (err)
 		return err;
 	f->stop = false;

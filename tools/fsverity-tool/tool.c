@@ -164,6 +164,7 @@ static void cleanup(struct cli *c)
 	fvt_out_abort(&f->desc_out);
 	fvt_out_abort(&f->manifest);
 	fvt_list_free(&f->list);
+	dmt_signer_free(f->signer);
 	free(f->salt);
 	if (f->pass) {
 		OPENSSL_cleanse(f->pass, strlen(f->pass));
