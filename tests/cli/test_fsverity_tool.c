@@ -423,6 +423,13 @@ Test(fsverity_tool, sign_byte_identical_to_fsverity_sign)
 		free(theirs);
 		free(err);
 	}
+	/* sign's --out-merkle-tree / --out-descriptor, as fsverity sign's */
+	cr_assert_eq(sh(NULL, NULL, "$FVT sign s8 e.sig --key key.pem --cert "
+			"cert.pem --out-merkle-tree t1 --out-descriptor d1 "
+			">/dev/null && fsverity sign s8 f.sig --key key.pem "
+			"--cert cert.pem --out-merkle-tree t2 --out-descriptor "
+			"d2 >/dev/null"), 0);
+	cr_expect(same("t1", "t2") && same("d1", "d2") && same("e.sig", "f.sig"));
 	/* --cert defaults to the key file */
 	cr_assert_eq(sh(NULL, NULL, "$FVT sign s6 c.sig --key both.pem && "
 			"fsverity sign s6 d.sig --key both.pem"), 0);
@@ -614,4 +621,27 @@ Test(fsverity_tool, progress_json_and_hard_links_hashed_once)
 		  strstr(out, " d/c\n"), "%s", out);
 	free(out);
 	free(err);
+}
+
+/* --out-dir: two files with one output name are refused before anything is
+ * written; a file that fails leaves no outputs, the others do. */
+Test(fsverity_tool, out_dir_collisions_and_failed_files)
+{
+	char *err = NULL;
+	int rc;
+
+	cr_assert_eq(sh(NULL, NULL, "mkdir -p x && head -c 100 /dev/urandom > a "
+			"&& cp a x/a && head -c 100 /dev/urandom > b"), 0);
+	rc = sh(NULL, &err, "$FVT digest a x/a --out-dir o");
+	cr_expect_eq(rc, 1, "%d", rc);
+	cr_expect(strstr(err, "would both be written as 'a'"), "%s", err);
+	cr_expect(!exists("o/a.merkle_tree") && !exists("o/a.descriptor"));
+	free(err);
+	rc = sh(NULL, NULL, "$FVT digest b /proc/self/status --out-dir o2");
+	cr_expect_eq(rc, 4, "%d", rc);
+	cr_expect(exists("o2/b.merkle_tree") && exists("o2/b.descriptor"));
+	cr_expect(!exists("o2/status.merkle_tree") &&
+		  !exists("o2/status.descriptor"));
+	cr_expect_eq(sh(NULL, NULL, "test -z \"$(ls -A o2 | grep "
+			"fsverity-tool)\""), 0, "a temporary file was left");
 }
