@@ -645,3 +645,29 @@ Test(fsverity_tool, out_dir_collisions_and_failed_files)
 	cr_expect_eq(sh(NULL, NULL, "test -z \"$(ls -A o2 | grep "
 			"fsverity-tool)\""), 0, "a temporary file was left");
 }
+
+/* Outputs that are not regular files are written in place (renaming over
+ * a device node or FIFO would replace it); a symlink keeps pointing at the
+ * file it names, which gets the bytes. */
+Test(fsverity_tool, outputs_to_devices_and_symlinks)
+{
+	char *out = NULL, *fifo;
+	struct stat st;
+
+	file("a", 70000, 5);
+	cr_assert_eq(sh(&out, NULL, "$FVT digest --compact --out-descriptor "
+			"/dev/stdout a | wc -c"), 0);
+	cr_expect_eq(atoi(out), 256 + 65, "%s", out);
+	free(out);
+	/* a FIFO stands for a device (a test must not risk /dev/null) */
+	cr_assert_eq(sh(NULL, NULL, "mkfifo fifo && { cat fifo > got & } && "
+			"$FVT digest --out-descriptor fifo a >/dev/null && "
+			"wait && test $(wc -c < got) = 256"), 0);
+	fifo = th_path(dir, "fifo");
+	cr_assert_eq(stat(fifo, &st), 0);
+	cr_expect(S_ISFIFO(st.st_mode), "the FIFO was replaced by a file");
+	free(fifo);
+	cr_assert_eq(sh(NULL, NULL, "echo old > target && ln -s target link && "
+			"$FVT digest --out-descriptor link a >/dev/null && "
+			"test -L link && test $(wc -c < target) = 256"), 0);
+}

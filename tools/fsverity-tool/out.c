@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,20 +47,65 @@ int fvt_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Where an output goes: a new or regular file is replaced by rename (a
+ * symlink to one: its target), anything else (/dev/stdout, a FIFO) is
+ * written in place: renaming over a device node would replace it.
+ */
+static int out_target(const char *path, char **target, bool *in_place)
+{
+	struct stat st;
+
+	*in_place = false;
+	*target = NULL;
+	if (lstat(path, &st) < 0 || S_ISREG(st.st_mode)) {
+		*target = strdup(path);
+		return *target ? 0 : -ENOMEM;
+	}
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		*target = realpath(path, NULL);
+		return *target ? 0 : -errno;
+	}
+	*in_place = true;
+	*target = strdup(path);
+	return *target ? 0 : -ENOMEM;
+}
+
+static int open_in_place(struct fvt_out *o)
+{
+	o->fd = open(o->path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (o->fd < 0) {
+		int err = -errno;
+
+		tool_err_errno(o->path, "cannot open", err);
+		free(o->path);
+		o->path = NULL;
+		return err;
+	}
+	return 0;
+}
+
 int fvt_out_open(struct fvt_out *o, const char *path)
 {
-	char *dup = strdup(path), *dir;
+	char *dup = NULL, *dir;
+	bool in_place;
 	mode_t mask;
 	int err;
 
 	o->fd = -1;
 	o->path = o->tmp = NULL;
+	err = out_target(path, &o->path, &in_place);
+	if (err) {
+		tool_err_errno(path, "cannot resolve", err);
+		return err;
+	}
+	if (in_place)
+		return open_in_place(o);
+	dup = strdup(o->path);
 	if (!dup)
 		return -ENOMEM;
 	dir = dirname(dup);
-	o->path = strdup(path);
-	if (!o->path ||
-	    asprintf(&o->tmp, "%s/.fsverity-tool.XXXXXX", dir) < 0) {
+	if (asprintf(&o->tmp, "%s/.fsverity-tool.XXXXXX", dir) < 0) {
 		o->tmp = NULL;
 		free(dup);
 		return -ENOMEM;
@@ -84,6 +130,16 @@ int fvt_out_commit(struct fvt_out *o)
 {
 	int err = 0;
 
+	if (!o->tmp && o->fd >= 0) { /* written in place */
+		if (close(o->fd) < 0)
+			err = -errno;
+		o->fd = -1;
+		if (err)
+			tool_err_errno(o->path, "cannot write", err);
+		free(o->path);
+		o->path = NULL;
+		return err;
+	}
 	if (!o->tmp)
 		return 0;
 	if (close(o->fd) < 0)
@@ -243,15 +299,17 @@ static int joint_tree_block(void *ctx, const void *block, size_t size,
 {
 	struct fvt *f = ctx;
 
-	return f->tree_out.tmp ? pwrite_all(f->tree_out.fd, block, size, off)
-			       : 0;
+	return f->tree_out.fd >= 0
+		       ? pwrite_all(f->tree_out.fd, block, size, off)
+		       : 0;
 }
 
 static int joint_descriptor(void *ctx, const void *desc, size_t size)
 {
 	struct fvt *f = ctx;
 
-	return f->desc_out.tmp ? fvt_write_all(f->desc_out.fd, desc, size) : 0;
+	return f->desc_out.fd >= 0 ? fvt_write_all(f->desc_out.fd, desc, size)
+				   : 0;
 }
 
 int fvt_joint_outputs(struct cli *c)

@@ -167,7 +167,7 @@ static int queue_all(struct cli *c, struct dmt_fsverity_batch *b)
 		if (f->out_dir_meta) {
 			fvt_out_dir_callbacks(c, e);
 			file.metadata_callbacks = &e->cb;
-		} else if (f->tree_out.tmp || f->desc_out.tmp) {
+		} else if (f->tree_out.fd >= 0 || f->desc_out.fd >= 0) {
 			file.metadata_callbacks = &f->joint_cb;
 		}
 		err = dmt_fsverity_batch_add(b, &file);

@@ -184,7 +184,7 @@ static int sign_entry(struct cli *c, struct fvt_entry *e)
 		if (!err)
 			err = write_sig(path, sig, len);
 	}
-	if (!err && f->manifest.tmp)
+	if (!err && f->manifest.fd >= 0)
 		err = manifest_line(c, e, sig, len);
 	fvt_hex(o->digest.digest, o->digest.digest_size, hex);
 	if (!err && c->json) {
