@@ -671,3 +671,35 @@ Test(fsverity_tool, outputs_to_devices_and_symlinks)
 			"$FVT digest --out-descriptor link a >/dev/null && "
 			"test -L link && test $(wc -c < target) = 256"), 0);
 }
+
+/* Bulk signing: the same manifest whatever --threads; a missing file is
+ * reported, the others signed, and the manifest is not written. */
+Test(fsverity_tool, sign_bulk_threads_and_failures)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	make_key();
+	cr_assert_eq(sh(NULL, NULL, "mkdir t && for i in $(seq 1 40); do "
+			"head -c $((i * 997)) /dev/urandom > t/f$i; done"), 0);
+	cr_assert_eq(sh(NULL, NULL, "$FVT sign -r t --threads 1 --manifest m1 "
+			"--key key.pem --cert cert.pem >/dev/null && "
+			"$FVT sign -r t --threads 2 --manifest m2 --key key.pem "
+			"--cert cert.pem >/dev/null && cmp m1 m2 && "
+			"test $(wc -l < m1) = 40"), 0);
+	rc = sh(&out, &err, "$FVT sign t/f1 missing t/f2 --out-dir o --manifest m3 "
+		"--key key.pem --cert cert.pem");
+	cr_expect_eq(rc, 4, "%d", rc);
+	cr_expect(strstr(err, "missing"), "%s", err);
+	cr_expect(strstr(out, "'t/f1'") && strstr(out, "'t/f2'"), "%s", out);
+	cr_expect(exists("o/f1.sig") && exists("o/f2.sig"));
+	cr_expect(!exists("m3"), "manifest written despite a failure");
+	free(out);
+	free(err);
+	rc = sh(&out, NULL, "$FVT sign --stop-on-error t/f1 missing t/f2 "
+		"--out-dir o2 --key key.pem --cert cert.pem");
+	cr_expect_eq(rc, 4);
+	cr_expect(strstr(out, "'t/f1'") && !strstr(out, "'t/f2'"), "%s", out);
+	cr_expect(!exists("o2/f2.sig"));
+	free(out);
+}

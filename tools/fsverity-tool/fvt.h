@@ -98,6 +98,8 @@ void fvt_list_free(struct fvt_list *l);
 /* run.c: digests every listed file; emit() per entry in order.  Returns
  * 0 or the exit code of the first failure. */
 int fvt_run(struct cli *c);
+/* An emit() that only lets the results stand (sign prints later). */
+int fvt_emit_nothing(struct cli *c, struct fvt_entry *e);
 /* The exit code of an entry's failure. */
 int fvt_entry_exit(const struct fvt_entry *e);
 /* "PATH: why" on stderr (and a JSON line with --json). */

@@ -6,6 +6,7 @@
  * Many: --out-dir DIR (DIR/<file>.sig) and/or --manifest FILE (JSON lines
  * of path, digest and base64 signature).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <openssl/evp.h>
 
 #include <dmt/sign.h>
+#include <dmt/threads.h>
 
 #include "tools/fsverity-tool/fvt.h"
 
@@ -165,17 +167,15 @@ static int manifest_line(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 	return err;
 }
 
-static int sign_entry(struct cli *c, struct fvt_entry *e)
+/* The sig of e to SIGFILE, --out-dir, --manifest, and its stdout line. */
+static int sign_output(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
+		       size_t len)
 {
 	struct fvt *f = fvt_of(c);
 	const struct fvt_entry *o = fvt_origin(f, e);
-	uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX], *sig = NULL;
-	size_t n = dmt_fsverity_format_digest(&o->digest, fmt), len = 0;
 	char hex[2 * DMT_FSVERITY_MAX_DIGEST + 1], *path = NULL;
-	int err = sign_bytes(c, fmt, n, &sig, &len);
+	int err = 0;
 
-	if (err)
-		return err;
 	if (f->sigfile)
 		err = write_sig(f->sigfile, sig, len);
 	if (!err && cli_given(c, O_OUT_DIR)) {
@@ -200,8 +200,140 @@ static int sign_entry(struct cli *c, struct fvt_entry *e)
 		       hex);
 	}
 	free(path);
+	return err;
+}
+
+static size_t formatted(const struct fvt *f, const struct fvt_entry *e,
+			uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX])
+{
+	return dmt_fsverity_format_digest(&fvt_origin(f, e)->digest, fmt);
+}
+
+/* sign FILE SIGFILE: signed as the digest comes. */
+static int sign_entry(struct cli *c, struct fvt_entry *e)
+{
+	uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX], *sig = NULL;
+	size_t n = formatted(fvt_of(c), e, fmt), len = 0;
+	int err = sign_bytes(c, fmt, n, &sig, &len);
+
+	if (!err)
+		err = sign_output(c, e, sig, len);
 	free(sig);
 	return err;
+}
+
+/* ---- many files: signed on every worker, a window at a time ---- */
+
+#define SIGN_WINDOW 1024
+
+struct sign_job {
+	struct cli *c;
+	struct fvt_entry *e; /* the window */
+	uint8_t **sig;
+	size_t *len;
+	struct dmt_signer **signers; /* one per worker, [0] = f->signer */
+};
+
+/* Digested (a hard link: its first path), without error. */
+static bool signable(const struct fvt *f, const struct fvt_entry *e)
+{
+	const struct fvt_entry *o = fvt_origin(f, e);
+
+	return o->done && !o->err && !e->err;
+}
+
+static int sign_range(void *ctx, unsigned int worker, uint64_t begin,
+		      uint64_t end)
+{
+	struct sign_job *j = ctx;
+	struct fvt *f = fvt_of(j->c);
+	const char *alg = dmt_fsverity_hash_alg_name(f->p.hash_algorithm);
+	int err = 0;
+
+	if (!j->signers[worker])
+		err = dmt_signer_new(key_of(j->c), cert_of(j->c), f->pass,
+				     &j->signers[worker]);
+	for (uint64_t i = begin; !err && i < end; i++) {
+		uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX];
+		size_t n;
+
+		if (!signable(f, &j->e[i]))
+			continue;
+		n = formatted(f, &j->e[i], fmt);
+		err = dmt_signer_sign(j->signers[worker], alg, fmt, n,
+				      &j->sig[i], &j->len[i]);
+	}
+	return err;
+}
+
+/* A token (a URI key) is used from one thread; key files from all. */
+static unsigned int sign_threads(struct cli *c)
+{
+	const char *k = key_of(c), *p = k;
+
+	while (*p && (isalnum((unsigned char)*p) || strchr("+-.", *p)))
+		p++;
+	return *p == ':' && p != k ? 1 : c->threads;
+}
+
+static int sign_window(struct sign_job *j, size_t n, unsigned int threads)
+{
+	struct fvt *f = fvt_of(j->c);
+	int err = dmt_parallel_for(threads, n, 16, sign_range, j);
+
+	if (err) {
+		f->stop = true;
+		return sign_error(key_of(j->c), cert_of(j->c), f->pass != NULL,
+				  err);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc = signable(f, &j->e[i])
+				 ? sign_output(j->c, &j->e[i], j->sig[i],
+					       j->len[i])
+				 : 0;
+
+		if (rc && !f->first_err)
+			f->first_err = rc < 0 ? tool_exit_code(rc) : rc;
+	}
+	return 0;
+}
+
+/* Digests first (errors reported in order), then the signatures. */
+static int sign_bulk(struct cli *c)
+{
+	struct fvt *f = fvt_of(c);
+	unsigned int threads = sign_threads(c);
+	struct sign_job j = {.c = c};
+	int rc = fvt_run(c), err = 0;
+	size_t end = f->next_print; /* --stop-on-error: up to there */
+
+	if (rc < 0)
+		return rc;
+	j.sig = calloc(SIGN_WINDOW, sizeof(*j.sig));
+	j.len = calloc(SIGN_WINDOW, sizeof(*j.len));
+	j.signers = calloc(threads, sizeof(*j.signers));
+	if (!j.sig || !j.len || !j.signers)
+		err = -ENOMEM;
+	if (!err)
+		j.signers[0] = f->signer;
+	for (size_t at = 0; !err && at < end; at += SIGN_WINDOW) {
+		size_t n = end - at < SIGN_WINDOW ? end - at : SIGN_WINDOW;
+
+		j.e = &f->list.e[at];
+		err = sign_window(&j, n, threads);
+		for (size_t i = 0; i < n; i++) {
+			free(j.sig[i]);
+			j.sig[i] = NULL;
+		}
+	}
+	for (unsigned int i = 1; j.signers && i < threads; i++)
+		dmt_signer_free(j.signers[i]);
+	free(j.signers);
+	free(j.sig);
+	free(j.len);
+	if (err)
+		return err;
+	return f->first_err ? f->first_err : fvt_out_commit(&f->manifest);
 }
 
 /* The options fsverity 1.5 has for engines OpenSSL 3 does not ship. */
@@ -286,6 +418,10 @@ int fvt_cmd_sign(struct cli *c)
 		err = fvt_out_open(&f->manifest, cli_str(c, O_MANIFEST));
 	if (err)
 		return err;
-	f->emit = sign_entry;
-	return fvt_run(c);
+	if (f->sigfile) {
+		f->emit = sign_entry;
+		return fvt_run(c);
+	}
+	f->emit = fvt_emit_nothing;
+	return sign_bulk(c);
 }
