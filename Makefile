@@ -59,7 +59,7 @@ LIB := $(O)/libdmt.a
 
 TOOL_COMMON_SRCS := $(wildcard tools/common/*.c)
 TOOL_COMMON_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOL_COMMON_SRCS))
-TOOL_NAMES := verity-tool integrity-tool crypt-tool
+TOOL_NAMES := verity-tool integrity-tool fsverity-tool crypt-tool
 TOOLS := $(addprefix $(O)/,$(TOOL_NAMES))
 tool_objs = $(patsubst %.c,$(O)/%.o,$(wildcard tools/$(1)/*.c))
 TOOL_OBJS := $(foreach t,$(TOOL_NAMES),$(call tool_objs,$(t)))
@@ -133,7 +133,7 @@ demo: tools
 install: tools
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(TOOLS) $(DESTDIR)$(BINDIR)/
-	install -m 0644 docs/verity-tool.8 docs/integrity-tool.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 $(patsubst %,docs/%.8,$(TOOL_NAMES)) $(DESTDIR)$(MANDIR)/man8/
 
 clean:
 	rm -rf build build-*

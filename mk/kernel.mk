@@ -19,10 +19,11 @@ check-kernel: tools
 	$(Q)O="$(abspath $(O))" NO_DEPS="$(NO_DEPS)" \
 	VERITY_TOOL="$(abspath $(O))/verity-tool" \
 	INTEGRITY_TOOL="$(abspath $(O))/integrity-tool" \
+	FSVERITY_TOOL="$(abspath $(O))/fsverity-tool" \
 	bash $(KERNEL_SUITE)
 
 check-kernel-selftest:
 	$(Q)O="$(abspath $(O))" NO_DEPS="$(NO_DEPS)" \
 	VERITY_TOOL="$(CURDIR)/tests/kernel/shim/verity-tool" \
-	INTEGRITY_TOOL=none KT_CASES="$${KT_CASES:-ref-* verity-*}" \
+	INTEGRITY_TOOL=none FSVERITY_TOOL=none KT_CASES="$${KT_CASES:-ref-* verity-*}" \
 	bash $(KERNEL_SUITE)

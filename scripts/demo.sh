@@ -10,6 +10,9 @@
 #   4. crypt-tool format: a LUKS2 image of it (what `cryptsetup open` maps),
 #      crypt-tool dump (and luksDump when cryptsetup is installed), then
 #      crypt-tool decrypt back to the payload.
+#   5. fsverity-tool digest -r: the fs-verity digest of every file of a
+#      small tree (and `fsverity digest`'s for the same files, when
+#      installed: identical).
 set -eu
 O=${1:-build}
 dir=${DEMO_DIR:-demo}
@@ -94,4 +97,22 @@ else
 	exit 1
 fi
 rm -f "$dir/rootfs.decrypted"
+echo "== fsverity-tool digest -r (fs-verity digests of a small tree)"
+ft=$O/fsverity-tool
+rm -rf "$dir/tree"
+mkdir -p "$dir/tree/etc" "$dir/tree/bin"
+head -c 5000 "$img" >"$dir/tree/etc/config"
+head -c 300000 "$img" >"$dir/tree/bin/prog"
+: >"$dir/tree/etc/empty"
+ln -s prog "$dir/tree/bin/link"
+"$ft" digest -r "$dir/tree" | tee "$dir/tree.digests"
+if command -v fsverity >/dev/null 2>&1; then
+	find "$dir/tree" -type f | LC_ALL=C sort | xargs fsverity digest >"$dir/tree.digests.ref"
+	if cmp -s "$dir/tree.digests" "$dir/tree.digests.ref"; then
+		echo "   identical to fsverity digest"
+	else
+		echo "   MISMATCH with fsverity digest" >&2
+		exit 1
+	fi
+fi
 echo "== demo done; files in $dir/"

@@ -54,4 +54,28 @@ enum dmt_sidecar {
  */
 int dmt_sidecar_path(const char *image, enum dmt_sidecar which, char **out);
 
+/*
+ * A detached PKCS#7 signature (flags as above) over len bytes of data with
+ * the digest digest_name ("sha256", "sha512": fs-verity signs its
+ * formatted digest with the file's hash algorithm).  Errors as
+ * dmt_sign_root_hash; -EINVAL also for an unknown digest or empty data.
+ */
+int dmt_sign_buffer(const char *key, const char *cert, const char *passphrase,
+		    const char *digest_name, const void *data, size_t len,
+		    uint8_t **sig, size_t *sig_len);
+
+/*
+ * The same for many messages with one key: dmt_signer_new() loads the key
+ * and certificate once (errors as dmt_sign_root_hash), dmt_signer_sign()
+ * signs (-EINVAL: unknown digest, empty data, a key PKCS#7 cannot use).
+ * A signer is used by one thread at a time.
+ */
+struct dmt_signer;
+int dmt_signer_new(const char *key, const char *cert, const char *passphrase,
+		   struct dmt_signer **out);
+int dmt_signer_sign(struct dmt_signer *s, const char *digest_name,
+		    const void *data, size_t len, uint8_t **sig,
+		    size_t *sig_len);
+void dmt_signer_free(struct dmt_signer *s);
+
 #endif /* DMT_SIGN_H */

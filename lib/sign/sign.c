@@ -103,10 +103,15 @@ static int load_object(const char *uri, const char *pass, int type,
 	/* a hint only: not every loader can filter */
 	OSSL_STORE_expect(ctx, type);
 	r = -ENOKEY;
-	while (!*out && !OSSL_STORE_eof(ctx)) {
+	/* NULL is also an object the loader skipped for the expect() hint
+	 * (the key before the certificate in one PEM file): go on, but not
+	 * forever on a broken file */
+	for (int skipped = 0; !*out && !OSSL_STORE_eof(ctx);) {
 		info = OSSL_STORE_load(ctx);
-		if (!info)
+		if (!info && ++skipped > 64)
 			break;
+		if (!info)
+			continue;
 		if (OSSL_STORE_INFO_get_type(info) == type)
 			*out = type == OSSL_STORE_INFO_PKEY ?
 				(void *)OSSL_STORE_INFO_get1_PKEY(info) :
@@ -242,4 +247,108 @@ int dmt_sidecar_path(const char *image, enum dmt_sidecar which, char **out)
 	memcpy(*out, image, len);
 	memcpy(*out + len, suffix[which], slen + 1);
 	return 0;
+}
+
+/* A loaded key and certificate, for many signatures. */
+struct dmt_signer {
+	EVP_PKEY *pkey;
+	X509 *x;
+};
+
+void dmt_signer_free(struct dmt_signer *s)
+{
+	if (!s)
+		return;
+	X509_free(s->x);
+	EVP_PKEY_free(s->pkey);
+	free(s);
+}
+
+int dmt_signer_new(const char *key, const char *cert, const char *passphrase,
+		   struct dmt_signer **out)
+{
+	struct dmt_signer *s = calloc(1, sizeof(*s));
+	int r = -ENOMEM;
+
+	*out = NULL;
+	if (!s)
+		goto out;
+	r = load_object(key, passphrase, OSSL_STORE_INFO_PKEY,
+			(void **)&s->pkey);
+	if (!r)
+		r = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)&s->x);
+	if (!r && X509_check_private_key(s->x, s->pkey) != 1)
+		r = -EINVAL;
+out:
+	if (r)
+		dmt_signer_free(s);
+	else
+		*out = s;
+	return r;
+}
+
+/*
+ * Any message, any digest: what `fsverity sign` makes over a
+ * struct fsverity_formatted_digest (the signer's digest is the file's hash
+ * algorithm there).  Same flags as dmt_sign_root_hash.
+ */
+int dmt_signer_sign(struct dmt_signer *s, const char *digest_name,
+		    const void *data, size_t len, uint8_t **sig,
+		    size_t *sig_len)
+{
+	const EVP_MD *md = digest_name ? EVP_get_digestbyname(digest_name) :
+					 NULL;
+	PKCS7 *p7 = NULL;
+	BIO *bio = NULL;
+	unsigned char *der = NULL;
+	int der_len, r;
+
+	*sig = NULL;
+	*sig_len = 0;
+	r = -EINVAL;
+	if (!s || !md || !data || !len || len > INT32_MAX)
+		goto out;
+	r = -ENOMEM;
+	bio = BIO_new_mem_buf(data, (int)len);
+	p7 = PKCS7_sign(NULL, NULL, NULL, NULL, SIGN_FLAGS | PKCS7_PARTIAL);
+	if (!bio || !p7)
+		goto out;
+	r = -EINVAL;
+	if (!PKCS7_sign_add_signer(p7, s->x, s->pkey, md, SIGN_FLAGS) ||
+	    PKCS7_final(p7, bio, SIGN_FLAGS) != 1)
+		goto out;
+	der_len = i2d_PKCS7(p7, &der);
+	if (der_len <= 0)
+		goto out;
+	r = -ENOMEM;
+	*sig = malloc((size_t)der_len);
+	if (!*sig)
+		goto out;
+	memcpy(*sig, der, (size_t)der_len);
+	*sig_len = (size_t)der_len;
+	r = 0;
+out:
+	OPENSSL_free(der);
+	PKCS7_free(p7);
+	BIO_free(bio);
+	return r;
+}
+
+int dmt_sign_buffer(const char *key, const char *cert, const char *passphrase,
+		    const char *digest_name, const void *data, size_t len,
+		    uint8_t **sig, size_t *sig_len)
+{
+	struct dmt_signer *s = NULL;
+	int r;
+
+	*sig = NULL;
+	*sig_len = 0;
+	if (!digest_name || !EVP_get_digestbyname(digest_name) || !data ||
+	    !len)
+		return -EINVAL;
+	r = dmt_signer_new(key, cert, passphrase, &s);
+	if (!r)
+		r = dmt_signer_sign(s, digest_name, data, len, sig, sig_len);
+	dmt_signer_free(s);
+	return r;
 }

@@ -5,7 +5,8 @@
 # NO_DEPS=1 (then it only reports what is missing and fails).
 set -u
 
-KT_PACKAGES="linux-image-amd64 qemu-system-x86 busybox-static cryptsetup-bin dmsetup kmod cpio xz-utils"
+KT_PACKAGES="linux-image-amd64 qemu-system-x86 busybox-static cryptsetup-bin dmsetup kmod cpio xz-utils
+e2fsprogs fsverity keyutils openssl"
 
 kt_missing_packages() {
 	local p missing=""

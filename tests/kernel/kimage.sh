@@ -48,9 +48,11 @@ KT_MODULES="virtio_pci virtio_blk loop dm-mod dm-bufio dm-integrity dm-verity re
 crc32c_generic crc32c-intel crc32_generic crc32-pclmul sha1_generic sha1-ssse3
 sha256_generic sha256-ssse3 sha512_generic sha512-ssse3 xxhash_generic blake2b_generic
 hmac async_xor ctr chacha_generic
-dm-crypt xts essiv ecb aesni-intel"
+dm-crypt xts essiv ecb aesni-intel ext4"
 
-KT_BINARIES="/usr/sbin/integritysetup /usr/sbin/veritysetup /usr/sbin/dmsetup /usr/sbin/blockdev /usr/bin/kmod"
+# mke2fs, fsverity and keyctl: the fs-verity cases (ext4 with -O verity)
+KT_BINARIES="/usr/sbin/integritysetup /usr/sbin/veritysetup /usr/sbin/dmsetup /usr/sbin/blockdev /usr/bin/kmod
+/usr/sbin/mke2fs /usr/bin/fsverity /usr/bin/keyctl"
 # Authenticated dm-crypt (cases/crypt_auth.sh): the AEADs and
 # their helpers (chacha20/poly1305 also need kernel/lib/crypto), cryptsetup;
 # luksFormat --integrity probes the AEAD through AF_ALG (algif_aead).
@@ -114,6 +116,7 @@ kt_build_initramfs() { # KVER INIT OUT
 	done
 	depmod -b "$root" "$kver" || return 1
 	echo "$KT_MODULES" | tr ' ' '\n' | grep -v '^$' >"$root/etc/kt-modules"
+	[ -e /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$root/etc/"
 	cp "$init" "$root/init"
 	chmod 755 "$root/init"
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp" || return 1

@@ -8,6 +8,7 @@
 #   O                 build directory (default build); work goes to $O/kernel
 #   VERITY_TOOL       default $O/verity-tool   ("none": skip those cases)
 #   INTEGRITY_TOOL    default $O/integrity-tool ("none": skip those cases)
+#   FSVERITY_TOOL     default $O/fsverity-tool ("none": skip those cases)
 #   NO_DEPS=1         do not apt-get install missing packages
 #   KT_CASES          space-separated globs: run only matching cases
 #   KT_ACCEL          auto (default: probe KVM once), kvm or tcg
@@ -25,7 +26,8 @@ KT_O=$O/kernel
 KW=$KT_O/work
 VERITY_TOOL=${VERITY_TOOL:-$O/verity-tool}
 INTEGRITY_TOOL=${INTEGRITY_TOOL:-$O/integrity-tool}
-export VERITY_TOOL INTEGRITY_TOOL
+FSVERITY_TOOL=${FSVERITY_TOOL:-$O/fsverity-tool}
+export VERITY_TOOL INTEGRITY_TOOL FSVERITY_TOOL
 KT_CASE_TIMEOUT=${KT_CASE_TIMEOUT:-180}
 KT_MAX_BOOTS=${KT_MAX_BOOTS:-4}
 

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fsverity-tool's pieces: the option and command indices of its table
+ * (tool.c), the list of files a run digests (walk.c), the run over the
+ * library's batch interface (run.c) with its outputs (out.c), and the
+ * commands (digest.c, sign.c).
+ */
+#ifndef DMT_FSVERITY_TOOL_FVT_H
+#define DMT_FSVERITY_TOOL_FVT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <dmt/fsverity.h>
+#include <dmt/reason.h>
+#include <dmt/sign.h>
+
+#include "tools/common/cli.h"
+
+enum fvt_cmd { CMD_DIGEST, CMD_SIGN, CMD_COUNT };
+
+/* Indices in the option table (tool.c), in --help order. */
+enum fvt_opt {
+	O_HASH_ALG, O_BLOCK_SIZE, O_SALT, O_COMPACT, O_FOR_BUILTIN_SIG,
+	O_OUT_TREE, O_OUT_DESC, O_OUT_DIR, O_KEY, O_CERT, O_PASS_FILE,
+	O_PKCS11_ENGINE, O_PKCS11_MODULE, O_PKCS11_KEYID, O_MANIFEST,
+	O_RECURSIVE, O_FILES_FROM, O_NULL, O_STRICT, O_STOP_ON_ERROR,
+	O_JSON, O_THREADS, O_PROGRESS_FREQ, O_PROGRESS_JSON, O_ENGINE,
+	O_COUNT
+};
+
+extern const struct cli_tool fsverity_tool;
+
+/* One path of the run, in output order. */
+struct fvt_entry {
+	char *path;		/* as printed */
+	char *rel;		/* relative output name (--out-dir) */
+	uint64_t size;		/* from stat, for progress */
+	dev_t dev;
+	ino_t ino;
+	long alias;		/* >= 0: a hard link of that entry */
+	int err;		/* found while listing (not submitted) */
+	const char *why;	/* message for err (static) */
+	bool done;		/* result below is final */
+	struct dmt_fsverity_digest digest;
+	struct dmt_reason reason;
+	struct dmt_fsverity_metadata_callbacks cb;	/* --out-dir */
+};
+
+struct fvt_list {
+	struct fvt_entry *e;
+	size_t n, cap;
+	uint64_t total_bytes;
+};
+
+/* A file written under a temporary name and renamed when complete. */
+struct fvt_out {
+	char *path, *tmp;
+	int fd;
+};
+
+/* What the commands share (c->priv). */
+struct fvt {
+	struct dmt_fsverity_params p;
+	uint8_t *salt;
+	size_t salt_len;
+	bool dedup;			/* hard links hashed once */
+	struct fvt_list list;
+	struct fvt_out tree_out, desc_out, manifest;
+	struct dmt_fsverity_metadata_callbacks joint_cb;
+	size_t next_print;		/* first entry not printed yet */
+	int first_err;			/* exit status of the first failure */
+	bool stop_on_error;
+	bool stop;			/* --stop-on-error hit */
+	bool out_dir_meta;		/* digest --out-dir */
+	uint64_t bytes_done;
+	struct tool_progress progress;
+	/* the command's per-result action (print, sign) */
+	int (*emit)(struct cli *c, struct fvt_entry *e);
+	char *pass;			/* sign: passphrase, wiped */
+	struct dmt_signer *signer;	/* sign: the loaded key */
+	const char *sigfile;		/* sign FILE SIGFILE */
+};
+
+static inline struct fvt *fvt_of(struct cli *c)
+{
+	return c->priv;
+}
+
+/* tool.c */
+int fvt_params(struct cli *c);
+
+/* walk.c: the files of the arguments, -r and --files-from, in order. */
+int fvt_collect(struct cli *c, const char *const *args, int nargs);
+void fvt_list_free(struct fvt_list *l);
+
+/* run.c: digests every listed file; emit() per entry in order.  Returns
+ * 0 or the exit code of the first failure. */
+int fvt_run(struct cli *c);
+/* An emit() that only lets the results stand (sign prints later). */
+int fvt_emit_nothing(struct cli *c, struct fvt_entry *e);
+/* The exit code of an entry's failure. */
+int fvt_entry_exit(const struct fvt_entry *e);
+/* "PATH: why" on stderr (and a JSON line with --json). */
+void fvt_entry_error(struct cli *c, const struct fvt_entry *e);
+/* The digest of e, or of the entry it is a hard link of. */
+const struct fvt_entry *fvt_origin(const struct fvt *f,
+				   const struct fvt_entry *e);
+
+/* out.c */
+int fvt_out_open(struct fvt_out *o, const char *path);
+int fvt_out_commit(struct fvt_out *o);
+void fvt_out_abort(struct fvt_out *o);
+int fvt_write_all(int fd, const void *buf, size_t len);
+/* DIR/rel + suffix, with the directories in between created. */
+int fvt_out_dir_path(const char *dir, const char *rel, const char *suffix,
+		     char **out);
+/* --out-merkle-tree / --out-descriptor opened, f->joint_cb set. */
+int fvt_joint_outputs(struct cli *c);
+int fvt_out_dir_callbacks(struct cli *c, struct fvt_entry *e);
+int fvt_out_dir_finish(struct cli *c, struct fvt_entry *e, bool ok);
+void fvt_hex(const uint8_t *p, size_t len, char *out);
+
+/* digest.c: an entry's digest as JSON; one JSON line on stdout. */
+struct json_object;
+struct json_object *fvt_entry_json(struct cli *c, const struct fvt_entry *e);
+void fvt_json_line(struct cli *c, struct json_object *j);
+int fvt_make_out_dir(const char *dir);
+
+/* The commands. */
+int fvt_cmd_digest(struct cli *c);
+int fvt_cmd_sign(struct cli *c);
+
+#endif /* DMT_FSVERITY_TOOL_FVT_H */

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One run over the library's batch interface: every listed file is queued
+ * (the library fills the engine's lanes across files and reports them in
+ * submission order), and each entry is printed, signed or written as soon
+ * as it and everything before it is known, so the output order is the
+ * list's whatever --threads.  Hard links wait for their first path's
+ * digest; files that failed while listing are reported in their place.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <dmt/io.h>
+
+#include "tools/fsverity-tool/fvt.h"
+
+/* done() asks the batch to stop (--stop-on-error). */
+#define STOPPED (-ECANCELED)
+
+const struct fvt_entry *fvt_origin(const struct fvt *f,
+				   const struct fvt_entry *e)
+{
+	return e->alias >= 0 ? &f->list.e[e->alias] : e;
+}
+
+static bool is_dir_error(const struct fvt_entry *e)
+{
+	return e->err == -EISDIR && e->why;
+}
+
+int fvt_entry_exit(const struct fvt_entry *e)
+{
+	if (is_dir_error(e))
+		return TOOL_EXIT_USAGE;
+	/* not a regular file, size changed: a file problem */
+	if (e->why || e->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR ||
+	    e->reason.code == DMT_REASON_FSVERITY_SIZE_CHANGED)
+		return TOOL_EXIT_DEVICE;
+	return tool_exit_code(e->err);
+}
+
+static void error_text(const struct fvt_entry *e, char *buf, size_t size)
+{
+	if (is_dir_error(e))
+		snprintf(buf, size, "%s", e->why);
+	else if (e->why)
+		snprintf(buf, size, "not a regular file (%s)", e->why);
+	else if (e->reason.code == DMT_REASON_FSVERITY_SIZE_CHANGED)
+		snprintf(buf, size,
+			 "the file changed size while it was read "
+			 "(%llu bytes when opened); no digest",
+			 (unsigned long long)e->reason.value);
+	else if (e->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR)
+		snprintf(buf, size, "not a regular file");
+	else
+		snprintf(buf, size, "cannot read: %s", dmt_strerror(e->err));
+}
+
+void fvt_entry_error(struct cli *c, const struct fvt_entry *e)
+{
+	const struct fvt_entry *o = fvt_origin(fvt_of(c), e);
+	const struct fvt_entry *src = o->err ? o : e;
+	char msg[512];
+
+	error_text(src, msg, sizeof(msg));
+	tool_err("%s: %s", e->path, msg);
+	if (c->json) {
+		struct json_object *j = json_object_new_object();
+		struct json_object *err = json_object_new_object();
+
+		cli_json_add_str(j, "path", e->path);
+		cli_json_add_str(err, "message", msg);
+		cli_json_add_u64(err, "exit_code",
+				 (uint64_t)fvt_entry_exit(src));
+		json_object_object_add(j, "error", err);
+		printf("%s\n",
+		       json_object_to_json_string_ext(
+			       j, JSON_C_TO_STRING_PLAIN |
+					  JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+		c->json_printed = true;
+	}
+}
+
+static int failed(struct fvt *f, int code)
+{
+	if (!f->first_err)
+		f->first_err = code;
+	if (f->stop_on_error)
+		f->stop = true;
+	return f->stop ? STOPPED : 0;
+}
+
+/* Every entry from next_print on whose result is known, in order. */
+static int flush_ready(struct cli *c)
+{
+	struct fvt *f = fvt_of(c);
+	int err = 0;
+
+	while (!err && !f->stop && f->next_print < f->list.n) {
+		struct fvt_entry *e = &f->list.e[f->next_print];
+		const struct fvt_entry *o = fvt_origin(f, e);
+		int rc;
+
+		if (!o->done)
+			break;
+		f->next_print++;
+		if (o->err || e->err) {
+			fvt_entry_error(c, e);
+			err = failed(f, fvt_entry_exit(o->err ? o : e));
+			continue;
+		}
+		rc = f->emit(c, e);
+		if (rc == -EINTR)
+			return rc;
+		if (rc)
+			err = failed(f, rc < 0 ? tool_exit_code(rc) : rc);
+	}
+	return err;
+}
+
+int fvt_emit_nothing(struct cli *c, struct fvt_entry *e)
+{
+	(void)c;
+	(void)e;
+	return 0;
+}
+
+static int on_done(void *ctx, const struct dmt_fsverity_result *res)
+{
+	struct cli *c = ctx;
+	struct fvt *f = fvt_of(c);
+	struct fvt_entry *e = &f->list.e[(size_t)(uintptr_t)res->user];
+	int err;
+
+	e->done = true;
+	e->err = res->err;
+	if (res->err) {
+		e->reason = res->reason;
+		e->reason.path = e->path; /* res->path dies after the call */
+	} else {
+		e->digest = res->digest;
+		e->size = res->size;
+	}
+	if (f->out_dir_meta) {
+		err = fvt_out_dir_finish(c, e, !e->err);
+		if (err && !e->err)
+			e->err = err;
+	}
+	f->bytes_done += e->size;
+	err = tool_progress_cb(&f->progress, f->bytes_done,
+			       f->list.total_bytes);
+	return err ? err : flush_ready(c);
+}
+
+static int queue_all(struct cli *c, struct dmt_fsverity_batch *b)
+{
+	struct fvt *f = fvt_of(c);
+	int err = 0;
+
+	for (size_t i = 0; !err && !f->stop && i < f->list.n; i++) {
+		struct fvt_entry *e = &f->list.e[i];
+		struct dmt_fsverity_file file = {
+			.fd = -1,
+			.path = e->path,
+			.size = UINT64_MAX,
+			.user = (void *)(uintptr_t)i,
+		};
+
+		if (e->done || e->alias >= 0)
+			continue;
+		if (f->out_dir_meta) {
+			fvt_out_dir_callbacks(c, e);
+			file.metadata_callbacks = &e->cb;
+		} else if (f->tree_out.fd >= 0 || f->desc_out.fd >= 0) {
+			file.metadata_callbacks = &f->joint_cb;
+		}
+		err = dmt_fsverity_batch_add(b, &file);
+	}
+	if (!err && !f->stop)
+		err = dmt_fsverity_batch_finish(b);
+	if (!err)
+		err = flush_ready(c); /* hard links and errors at the end */
+	return err;
+}
+
+int fvt_run(struct cli *c)
+{
+	struct fvt *f = fvt_of(c);
+	struct dmt_fsverity_batch_params bp = {
+		.tree = f->p,
+		.done = on_done,
+		.done_ctx = c,
+	};
+	struct dmt_fsverity_batch *b = NULL;
+	struct dmt_reason r = {0};
+	int err;
+
+	f->stop_on_error = cli_given(c, O_STOP_ON_ERROR);
+	tool_progress_init(&f->progress, c->nargs ? c->args[0] : "-", "hashed",
+			   c->progress_frequency, c->progress_json);
+	err = dmt_fsverity_batch_new(&bp, &b, &r);
+	if (err) {
+		cli_reason_err(c, &r);
+		return err;
+	}
+	err = queue_all(c, b);
+	dmt_fsverity_batch_free(b);
+	fvt_out_dir_finish(c, NULL, false); /* a file cut short */
+	tool_progress_finish(&f->progress, !err && !f->first_err);
+	if (err == STOPPED)
+		err = 0;
+	if (err == -ENOMEM)
+		tool_err("out of memory");
+	if (err)
+		return err;
+	if (f->first_err)
+		return f->first_err;
+	err = fvt_out_commit(&f->tree_out);
+	if (!err)
+		err = fvt_out_commit(&f->desc_out);
+	return err;
+}

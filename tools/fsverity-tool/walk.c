@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The list of files a run digests, in its output order: the arguments as
+ * given, then the --files-from paths; a directory under -r expands to its
+ * regular files, entries sorted bytewise at every level.  Symlinks named
+ * as arguments are followed; found under -r they are skipped (as devices,
+ * FIFOs and sockets) with a note, or are errors with --strict.  Files that
+ * are hard links of an earlier entry are marked as its aliases (hashed
+ * once).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tools/fsverity-tool/fvt.h"
+
+/* (dev, ino) -> first entry, for files with more than one link. */
+struct link_map {
+	long *slot; /* entry index + 1; 0 = free */
+	size_t cap, used;
+};
+
+struct walk {
+	struct cli *c;
+	struct fvt *f;
+	struct link_map links;
+	bool recursive, strict;
+};
+
+static size_t link_hash(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev;
+
+	return (size_t)(h ^ h >> 29);
+}
+
+static int link_grow(struct walk *w)
+{
+	struct link_map *m = &w->links;
+	size_t cap = m->cap ? m->cap * 2 : 1024;
+	long *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct fvt_entry *e;
+		size_t h;
+
+		if (!m->slot[i])
+			continue;
+		e = &w->f->list.e[m->slot[i] - 1];
+		for (h = link_hash(e->dev, e->ino) & (cap - 1); slot[h];
+		     h = (h + 1) & (cap - 1))
+			;
+		slot[h] = m->slot[i];
+	}
+	free(m->slot);
+	m->slot = slot;
+	m->cap = cap;
+	return 0;
+}
+
+/* The first entry of this inode, or -1 after remembering idx as it. */
+static long link_find_or_add(struct walk *w, long idx, int *err)
+{
+	struct link_map *m = &w->links;
+	struct fvt_entry *e = &w->f->list.e[idx];
+	size_t h;
+
+	*err = 0;
+	if ((m->used + 1) * 2 > m->cap) {
+		*err = link_grow(w);
+		if (*err)
+			return -1;
+	}
+	for (h = link_hash(e->dev, e->ino) & (m->cap - 1); m->slot[h];
+	     h = (h + 1) & (m->cap - 1)) {
+		const struct fvt_entry *o = &w->f->list.e[m->slot[h] - 1];
+
+		if (o->dev == e->dev && o->ino == e->ino)
+			return m->slot[h] - 1;
+	}
+	m->slot[h] = idx + 1;
+	m->used++;
+	return -1;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir);
+	char *s = malloc(dl + strlen(name) + 2);
+
+	if (s)
+		sprintf(s, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/",
+			name);
+	return s;
+}
+
+/* A new entry for path (copied); rel is taken over. */
+static int add_entry(struct walk *w, const char *path, char *rel,
+		     const struct stat *st, int err, const char *why)
+{
+	struct fvt_list *l = &w->f->list;
+	struct fvt_entry *e;
+	int lerr = 0;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct fvt_entry *n = realloc(l->e, cap * sizeof(*n));
+
+		if (!n) {
+			free(rel);
+			return -ENOMEM;
+		}
+		l->e = n;
+		l->cap = cap;
+	}
+	e = &l->e[l->n];
+	memset(e, 0, sizeof(*e));
+	e->alias = -1;
+	e->path = strdup(path);
+	e->rel = rel;
+	if (!e->path) {
+		free(rel);
+		return -ENOMEM;
+	}
+	l->n++;
+	e->err = err;
+	e->why = why;
+	e->done = err != 0; /* nothing to wait for */
+	if (err || !st)
+		return 0;
+	e->size = (uint64_t)st->st_size;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	if (w->f->dedup && st->st_nlink > 1)
+		e->alias = link_find_or_add(w, (long)(l->n - 1), &lerr);
+	if (e->alias < 0)
+		l->total_bytes += e->size;
+	return lerr;
+}
+
+static const char *kind_of(mode_t m)
+{
+	return S_ISLNK(m)    ? "symlink"
+	       : S_ISFIFO(m) ? "FIFO"
+	       : S_ISSOCK(m) ? "socket"
+	       : S_ISCHR(m)  ? "character device"
+	       : S_ISBLK(m)  ? "block device"
+			     : "special file";
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of a directory, sorted bytewise (malloc'ed, NULL-ended). */
+static int read_names(const char *path, char ***out, size_t *n)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	char **v = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	*n = 0;
+	if (!d)
+		return -errno;
+	while (!err && (errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (*n == cap) {
+			char **nv = realloc(v, (cap = cap ? 2 * cap : 64) *
+						       sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[*n] = strdup(de->d_name);
+		if (!v[*n])
+			err = -ENOMEM;
+		else
+			(*n)++;
+	}
+	if (!err && errno)
+		err = -errno;
+	closedir(d);
+	if (!err)
+		qsort(v, *n, sizeof(*v), cmp_names);
+	*out = v;
+	return err;
+}
+
+static int walk_dir(struct walk *w, const char *dir, const char *rel);
+
+/* One entry found under -r. */
+static int walk_child(struct walk *w, const char *path, const char *rel)
+{
+	struct stat st;
+	char *r = strdup(rel);
+
+	if (!r)
+		return -ENOMEM;
+	if (lstat(path, &st) < 0)
+		return add_entry(w, path, r, NULL, -errno, NULL);
+	if (S_ISDIR(st.st_mode)) {
+		int err = walk_dir(w, path, r);
+
+		free(r);
+		return err;
+	}
+	if (S_ISREG(st.st_mode))
+		return add_entry(w, path, r, &st, 0, NULL);
+	if (w->strict)
+		return add_entry(w, path, r, NULL, -EINVAL,
+				 kind_of(st.st_mode));
+	tool_info("%s: note: %s: skipped (%s; --strict makes it an error)",
+		  tool_name, path, kind_of(st.st_mode));
+	free(r);
+	return 0;
+}
+
+static int walk_dir(struct walk *w, const char *dir, const char *rel)
+{
+	char **names = NULL;
+	size_t n = 0, i;
+	int err = read_names(dir, &names, &n);
+
+	if (err == -ENOMEM)
+		goto out;
+	if (err) {
+		char *r = strdup(*rel ? rel : ".");
+
+		err = r ? add_entry(w, dir, r, NULL, err, NULL) : -ENOMEM;
+		goto out;
+	}
+	for (i = 0; !err && i < n; i++) {
+		char *path = join(dir, names[i]);
+		char *r = *rel ? join(rel, names[i]) : strdup(names[i]);
+
+		err = path && r ? walk_child(w, path, r) : -ENOMEM;
+		free(path);
+		free(r);
+	}
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return err;
+}
+
+/* A FILE argument or --files-from path. */
+static int add_arg(struct walk *w, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	struct stat st;
+	char *rel;
+
+	if (stat(path, &st) < 0)
+		return add_entry(w, path, NULL, NULL, -errno, NULL);
+	if (S_ISDIR(st.st_mode) && w->recursive)
+		return walk_dir(w, path, "");
+	if (S_ISDIR(st.st_mode))
+		return add_entry(w, path, NULL, NULL, -EISDIR,
+				 "is a directory (-r digests the files in it)");
+	if (!S_ISREG(st.st_mode))
+		return add_entry(w, path, NULL, NULL, -EINVAL,
+				 kind_of(st.st_mode));
+	rel = strdup(base && base[1] ? base + 1 : path);
+	return rel ? add_entry(w, path, rel, &st, 0, NULL) : -ENOMEM;
+}
+
+static int files_from(struct walk *w, const char *name, bool nul)
+{
+	FILE *in = strcmp(name, "-") ? fopen(name, "re") : stdin;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int err = 0;
+
+	if (!in) {
+		err = -errno;
+		tool_err_errno(name, "cannot read --files-from", err);
+		return err;
+	}
+	while (!err &&
+	       (len = getdelim(&line, &cap, nul ? '\0' : '\n', in)) > 0) {
+		if (line[len - 1] == (nul ? '\0' : '\n'))
+			line[--len] = 0;
+		if (len)
+			err = add_arg(w, line);
+	}
+	if (!err && ferror(in)) {
+		err = -EIO;
+		tool_err_errno(name, "cannot read --files-from", err);
+	}
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	return err;
+}
+
+static int cmp_rel(const void *a, const void *b)
+{
+	const struct fvt_entry *x = *(const struct fvt_entry *const *)a;
+	const struct fvt_entry *y = *(const struct fvt_entry *const *)b;
+
+	return strcmp(x->rel ? x->rel : "", y->rel ? y->rel : "");
+}
+
+/* --out-dir: two files may not share an output name. */
+static int unique_rels(struct fvt_list *l)
+{
+	struct fvt_entry **v = malloc((l->n + 1) * sizeof(*v));
+	size_t n = 0;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->e[i].rel && !l->e[i].err)
+			v[n++] = &l->e[i];
+	qsort(v, n, sizeof(*v), cmp_rel);
+	for (size_t i = 1; i < n && !err; i++) {
+		if (!strcmp(v[i - 1]->rel, v[i]->rel)) {
+			tool_err("--out-dir: '%s' and '%s' would both be "
+				 "written as '%s'",
+				 v[i - 1]->path, v[i]->path, v[i]->rel);
+			err = -EINVAL;
+		}
+	}
+	free(v);
+	return err;
+}
+
+int fvt_collect(struct cli *c, const char *const *args, int nargs)
+{
+	struct walk w = {.c = c,
+			 .f = fvt_of(c),
+			 .recursive = cli_given(c, O_RECURSIVE),
+			 .strict = cli_given(c, O_STRICT)};
+	int err = 0;
+
+	if (cli_given(c, O_NULL) && !cli_given(c, O_FILES_FROM)) {
+		tool_err("-0/--null needs --files-from");
+		return -EINVAL;
+	}
+	for (int i = 0; !err && i < nargs; i++)
+		err = add_arg(&w, args[i]);
+	if (!err && cli_given(c, O_FILES_FROM))
+		err = files_from(&w, cli_str(c, O_FILES_FROM),
+				 cli_given(c, O_NULL));
+	free(w.links.slot);
+	if (!err && !w.f->list.n && !nargs && !cli_given(c, O_FILES_FROM)) {
+		tool_err("%s: no FILE given (see --help)", c->cmd_name);
+		return -EINVAL;
+	}
+	if (!err && cli_given(c, O_OUT_DIR))
+		err = unique_rels(&w.f->list);
+	if (err == -ENOMEM)
+		tool_err("out of memory");
+	return err;
+}
+
+void fvt_list_free(struct fvt_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->e[i].path);
+		free(l->e[i].rel);
+	}
+	free(l->e);
+	memset(l, 0, sizeof(*l));
+}
