@@ -140,14 +140,16 @@ clean:
 
 help:
 	@echo 'Targets:'
-	@echo '  all (default)  build verity-tool and integrity-tool into $$(O) (default build/)'
+	@echo '  all (default)  build the tools ($(TOOL_NAMES)) into $$(O) (default build/)'
 	@echo '  demo           build, then run the tools on a generated sample image'
 	@echo '  check          build and run every unit/compatibility test (Criterion)'
 	@echo '  check-clang    the same tests built with clang (O=build-clang)'
 	@echo '  check-valgrind a reduced test suite under valgrind'
 	@echo '  check-kernel   run the kernel conformance suite in a QEMU VM'
 	@echo '  check-cross    build for s390x/arm64 and run the tests under qemu-user'
-	@echo '  bench          benchmarks against OpenSSL/veritysetup (not a test)'
+	@echo '  bench          benchmarks against OpenSSL, veritysetup, cryptsetup, fsverity'
+	@echo '                 (not a test), then a per-CPU summary of every ratio'
+	@echo '  bench-compare  OLD=<dir>: these binaries against older ones, interleaved'
 	@echo '  fuzz           run the libFuzzer targets for a bounded time (clang)'
 	@echo '  fuzz-smoke     every fuzz target briefly (CI)'
 	@echo '  install        install the tools, man pages, libdmt.so/.a, <dmt/*.h>'
