@@ -82,8 +82,10 @@ void dmt_file_start_writeback(struct dmt_file *f, uint64_t off, uint64_t len);
 int dmt_file_next_data(struct dmt_file *f, uint64_t off, uint64_t end,
 		       uint64_t *data_start, uint64_t *data_end);
 
-/* Same path or same inode (for "output equals input" checks). */
+/* Same path or same inode (for "output equals input" checks); the same
+ * rule for two open handles. */
 bool dmt_same_file(const char *a, const char *b);
+bool dmt_file_same(const struct dmt_file *a, const struct dmt_file *b);
 
 /* Helpers for messages: static text of a negative errno. */
 const char *dmt_strerror(int err);

@@ -343,6 +343,14 @@ int dmt_file_next_data(struct dmt_file *f, uint64_t off, uint64_t end,
 	return 0;
 }
 
+/* The one same-file rule: one block device, or one inode. */
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+	if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode))
+		return a->st_rdev == b->st_rdev;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
 bool dmt_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
@@ -351,9 +359,18 @@ bool dmt_same_file(const char *a, const char *b)
 		return true;
 	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
 		return false;
-	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
-		return sa.st_rdev == sb.st_rdev;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return same_stat(&sa, &sb);
+}
+
+bool dmt_file_same(const struct dmt_file *a, const struct dmt_file *b)
+{
+	struct stat sa, sb;
+
+	if (a == b)
+		return true;
+	if (fstat(a->fd, &sa) < 0 || fstat(b->fd, &sb) < 0)
+		return false;
+	return same_stat(&sa, &sb);
 }
 
 const char *dmt_strerror(int err)
