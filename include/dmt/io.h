@@ -56,10 +56,12 @@ int dmt_file_size(struct dmt_file *f, uint64_t *size);
 int dmt_file_extend(struct dmt_file *f, uint64_t size);
 
 /*
- * Let dmt_pwrite_full() send page-aligned bulk writes around the page cache
- * (O_DIRECT twin descriptor): no copy into the cache and no writeback left
- * for the final fsync.  Unaligned writes, and devices or filesystems that
- * refuse O_DIRECT, still go through the cache.  Returns 0 either way.
+ * Let dmt_pwrite_full() and dmt_pread_full() send sector-aligned bulk
+ * transfers around the page cache (O_DIRECT twin descriptor): no copy
+ * through the cache, no writeback left for the final fsync, no cache
+ * filled by data read once.  Unaligned transfers, and devices or
+ * filesystems that refuse O_DIRECT, still go through the cache.  Returns
+ * 0 either way.
  */
 int dmt_file_enable_direct(struct dmt_file *f);
 

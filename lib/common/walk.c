@@ -192,3 +192,14 @@ int dmt_walk_extents(struct dmt_file *f, uint64_t off, uint64_t end,
 	}
 	return 0;
 }
+
+bool dmt_walk_all_data(struct dmt_file *f, uint64_t off, uint64_t end)
+{
+	uint64_t ds, de;
+
+	if (off >= end)
+		return true;
+	if (dmt_file_next_data(f, off, end, &ds, &de))
+		return false;
+	return ds == off && de >= end;
+}

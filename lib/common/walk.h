@@ -105,4 +105,8 @@ typedef int (*dmt_extent_fn)(void *ctx, uint64_t off, uint64_t len,
 int dmt_walk_extents(struct dmt_file *f, uint64_t off, uint64_t end,
 		     uint32_t bs, dmt_extent_fn fn, void *ctx);
 
+/* True when no byte of [off, end) lies in a hole (as far as the file
+ * system tells). */
+bool dmt_walk_all_data(struct dmt_file *f, uint64_t off, uint64_t end);
+
 #endif /* DMT_LIB_COMMON_WALK_H */

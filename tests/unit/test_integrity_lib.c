@@ -930,9 +930,9 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	cr_assert_eq(dmt_file_open(&payload, pay, DMT_OPEN_READ), 0);
 	o.payload = &payload;
 	o.threads = 1;
-	/* the payload is read in 4 MiB chunks, 4 per 16 MiB unit: the 9th
-	 * read is unit 2's first */
-	dmt_io_fault_set("payload-file", DMT_IO_READ, 9, EIO, false);
+	/* a 16 MiB unit that is all payload is read in one transfer: the
+	 * 3rd read is unit 2's first */
+	dmt_io_fault_set("payload-file", DMT_IO_READ, 3, EIO, false);
 	cr_assert_eq(dmt_integrity_format(&o, &r), -EIO);
 	dmt_io_fault_clear();
 	/* the failing read is named */
