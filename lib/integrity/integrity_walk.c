@@ -30,6 +30,7 @@
 #define UNIT_TAG_BYTES_MAX (4u << 20)
 #define ZERO_BYTES (1u << 20)
 #define JOURNAL_BATCH_BYTES (4u << 20)
+#define IO_WORKERS_PER_THREAD 2
 
 /* The first failing transfer of a walk (in unit order) is the reason. */
 static int io_fail(struct op *op, int err, const struct dmt_file *f,
@@ -424,7 +425,8 @@ static int chunked_unit(struct op *op, struct worker *w, uint64_t ub0,
 	if (op->kind == OP_CHECK) {
 		err = dmt_pread_full(op->meta, w->stored, tag_len, tag_off);
 		if (err)
-			return io_fail(op, err, op->meta, DMT_REASON_INTEGRITY_IO_READ);
+			return io_fail(op, err, op->meta,
+				       DMT_REASON_INTEGRITY_IO_READ);
 	}
 	for (a = ub0; a < ub1; a += op->chunk_blocks) {
 		uint64_t b = a + op->chunk_blocks < ub1 ? a + op->chunk_blocks :
@@ -441,8 +443,10 @@ static int chunked_unit(struct op *op, struct worker *w, uint64_t ub0,
 	if (!err && op->kind == OP_FORMAT && !op->fresh)
 		err = zero_unused(op, ub1, tag_off + tag_len);
 	if (err)
-		return io_fail(op, err, op->meta, op->kind == OP_CHECK ?
-			       DMT_REASON_INTEGRITY_IO_READ : DMT_REASON_INTEGRITY_IO_WRITE);
+		return io_fail(op, err, op->meta,
+			       op->kind == OP_CHECK ?
+				       DMT_REASON_INTEGRITY_IO_READ :
+				       DMT_REASON_INTEGRITY_IO_WRITE);
 	return 0;
 }
 
@@ -514,9 +518,26 @@ static void plan_units(struct op *op, uint64_t first, uint64_t end)
 	op->ubuf_bytes = (size_t)(g->metadata_run << 9) + ub * op->bs;
 }
 
-int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
+/*
+ * Workers of a walk.  Where units move in single large transfers (format
+ * from a payload, check) twice as many as threads: while some wait for
+ * their transfer, the others hash, so the disk always has requests in
+ * flight (the tags do not depend on who computes them).
+ */
+static unsigned int walk_threads(const struct op *op)
 {
 	unsigned int threads = op->o->threads ? op->o->threads : 1;
+	bool large = !op->g->meta_dev && op->src &&
+		     (op->kind == OP_CHECK ||
+		      (op->kind == OP_FORMAT && op->src_is_payload && op->dst));
+
+	return large && threads <= 64 ? threads * IO_WORKERS_PER_THREAD :
+					threads;
+}
+
+int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
+{
+	unsigned int threads = walk_threads(op);
 	struct dmt_walk_pass pass = { .fn = unit_fn, .ctx = op };
 	const struct dmt_file *ef;
 	uint8_t *zero = NULL;

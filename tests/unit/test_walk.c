@@ -72,7 +72,8 @@ Test(walk, extents_split_holes, .init = setup, .fini = teardown)
 	th_fill_random(blk, sizeof(blk), 1);
 	fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	cr_assert_eq(ftruncate(fd, 4u << 20), 0);
-	cr_assert_eq(pwrite(fd, blk, sizeof(blk), 1u << 20), (ssize_t)sizeof(blk));
+	cr_assert_eq(pwrite(fd, blk, sizeof(blk), 1u << 20),
+		     (ssize_t)sizeof(blk));
 	cr_assert_eq(pwrite(fd, blk, 4096, (4u << 20) - 4096), 4096);
 	fsync(fd);
 	close(fd);
@@ -88,7 +89,8 @@ Test(walk, extents_split_holes, .init = setup, .fini = teardown)
 			continue;
 		holes += r.len[i];
 		if (r.off[i] + r.len[i] < (4u << 20))
-			cr_expect_eq(r.len[i] % 4096, 0, "whole blocks of hole");
+			cr_expect_eq(r.len[i] % 4096, 0,
+				     "whole blocks of hole");
 		for (uint64_t k = r.off[i]; k < r.off[i] + r.len[i]; k++)
 			cr_assert_eq(buf[k], 0, "a hole run holds data at %lu",
 				     (unsigned long)k);
