@@ -56,10 +56,12 @@ int dmt_file_size(struct dmt_file *f, uint64_t *size);
 int dmt_file_extend(struct dmt_file *f, uint64_t size);
 
 /*
- * Let dmt_pwrite_full() send page-aligned bulk writes around the page cache
- * (O_DIRECT twin descriptor): no copy into the cache and no writeback left
- * for the final fsync.  Unaligned writes, and devices or filesystems that
- * refuse O_DIRECT, still go through the cache.  Returns 0 either way.
+ * Let dmt_pwrite_full() and dmt_pread_full() send sector-aligned bulk
+ * transfers around the page cache (O_DIRECT twin descriptor): no copy
+ * through the cache, no writeback left for the final fsync, no cache
+ * filled by data read once.  Unaligned transfers, and devices or
+ * filesystems that refuse O_DIRECT, still go through the cache.  Returns
+ * 0 either way.
  */
 int dmt_file_enable_direct(struct dmt_file *f);
 
@@ -82,8 +84,10 @@ void dmt_file_start_writeback(struct dmt_file *f, uint64_t off, uint64_t len);
 int dmt_file_next_data(struct dmt_file *f, uint64_t off, uint64_t end,
 		       uint64_t *data_start, uint64_t *data_end);
 
-/* Same path or same inode (for "output equals input" checks). */
+/* Same path or same inode (for "output equals input" checks); the same
+ * rule for two open handles. */
 bool dmt_same_file(const char *a, const char *b);
+bool dmt_file_same(const struct dmt_file *a, const struct dmt_file *b);
 
 /* Helpers for messages: static text of a negative errno. */
 const char *dmt_strerror(int err);

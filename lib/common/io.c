@@ -128,15 +128,21 @@ int dmt_file_commit(struct dmt_file *f)
 	return 0;
 }
 
+/* O_DIRECT needs offsets, lengths and buffers aligned to the device's
+ * logical block: 512 almost everywhere; where the device wants more, the
+ * kernel refuses (EINVAL) and the page cache takes the transfer. */
+#define DIRECT_ALIGN 511u
+
 int dmt_file_enable_direct(struct dmt_file *f)
 {
 	char path[64];
 	int fd;
 
-	if (f->has_direct || !f->writable)
+	if (f->has_direct || f->fd < 0)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
-	fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	fd = open(path, (f->writable ? O_RDWR : O_RDONLY) | O_DIRECT |
+			O_CLOEXEC);
 	if (fd >= 0) {
 		f->direct_fd = fd;
 		f->has_direct = true;
@@ -144,19 +150,31 @@ int dmt_file_enable_direct(struct dmt_file *f)
 	return 0;
 }
 
-/* Aligned part through the O_DIRECT twin; returns bytes written. */
-static size_t pwrite_direct(struct dmt_file *f, const uint8_t *p, size_t len,
-			    uint64_t off, int *err)
+static bool direct_ok(const struct dmt_file *f, const void *p, size_t len,
+		      uint64_t off)
+{
+	return f->has_direct && !(off & DIRECT_ALIGN) &&
+	       !(len & DIRECT_ALIGN) && !((uintptr_t)p & DIRECT_ALIGN);
+}
+
+/*
+ * Aligned transfers through the O_DIRECT twin; returns the bytes moved.
+ * Stops at EINVAL (O_DIRECT refused here), at the end of the file and at
+ * a short transfer: the caller finishes through the page cache.
+ */
+static size_t xfer_direct(struct dmt_file *f, uint8_t *rp, const uint8_t *wp,
+			  size_t len, uint64_t off, int *err)
 {
 	size_t done = 0;
 
 	*err = 0;
-	if (!f->has_direct || (off & 4095) || (len & 4095) ||
-	    ((uintptr_t)p & 4095))
+	if (!direct_ok(f, rp ? (const void *)rp : wp, len, off))
 		return 0;
 	while (done < len) {
-		ssize_t n = pwrite(f->direct_fd, p + done, len - done,
-				   (off_t)(off + done));
+		ssize_t n = rp ? pread(f->direct_fd, rp + done, len - done,
+				       (off_t)(off + done)) :
+				 pwrite(f->direct_fd, wp + done, len - done,
+					(off_t)(off + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -164,8 +182,7 @@ static size_t pwrite_direct(struct dmt_file *f, const uint8_t *p, size_t len,
 			*err = -errno;
 			break;
 		}
-		/* EINVAL: O_DIRECT refused here; the cache takes the rest */
-		if (n <= 0 || (n & 4095))
+		if (n <= 0 || (n & DIRECT_ALIGN))
 			break;
 		done += (size_t)n;
 	}
@@ -235,6 +252,15 @@ int dmt_pread_full(struct dmt_file *f, void *buf, size_t len, uint64_t off)
 
 	if (err < 0)
 		return err;
+	if (f->has_direct) {
+		size_t done = xfer_direct(f, p, NULL, len, off, &err);
+
+		if (err)
+			return err;
+		p += done;
+		len -= done;
+		off += done;
+	}
 	while (len) {
 		ssize_t n = pread(f->fd, p, len, (off_t)off);
 
@@ -268,7 +294,7 @@ int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 		return -ENOSPC;
 	}
 	if (f->has_direct) {
-		size_t done = pwrite_direct(f, p, len, off, &err);
+		size_t done = xfer_direct(f, NULL, p, len, off, &err);
 
 		if (err)
 			return err;
@@ -343,6 +369,14 @@ int dmt_file_next_data(struct dmt_file *f, uint64_t off, uint64_t end,
 	return 0;
 }
 
+/* The one same-file rule: one block device, or one inode. */
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+	if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode))
+		return a->st_rdev == b->st_rdev;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
 bool dmt_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
@@ -351,9 +385,18 @@ bool dmt_same_file(const char *a, const char *b)
 		return true;
 	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
 		return false;
-	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
-		return sa.st_rdev == sb.st_rdev;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return same_stat(&sa, &sb);
+}
+
+bool dmt_file_same(const struct dmt_file *a, const struct dmt_file *b)
+{
+	struct stat sa, sb;
+
+	if (a == b)
+		return true;
+	if (fstat(a->fd, &sa) < 0 || fstat(b->fd, &sb) < 0)
+		return false;
+	return same_stat(&sa, &sb);
 }
 
 const char *dmt_strerror(int err)

@@ -16,10 +16,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lib/common/cpu.h"
 #include "lib/common/overlay.h"
+#include "lib/common/walk.h"
 #include "lib/hash/dispatch.h"
 #include "lib/fec/fec_gf256.h"
 #include "lib/fec/fec_priv.h"
@@ -62,8 +62,7 @@ struct dmt_fec {
 	bool scan;		/* compare parity instead of writing it */
 	uint64_t *bad;		/* scan: bitmap of rounds */
 	struct fec_worker *workers;
-	pthread_mutex_t lock;
-	uint64_t done;
+	struct dmt_walk walk;	/* progress, cancellation, first error */
 
 	/* correction */
 	const struct dmt_fec_ops *ops;
@@ -121,19 +120,6 @@ int dmt_fec_geometry(unsigned int roots, uint32_t block_size,
 	return 0;
 }
 
-static bool same_file(const struct dmt_file *a, const struct dmt_file *b)
-{
-	struct stat sa, sb;
-
-	if (a == b)
-		return true;
-	if (fstat(a->fd, &sa) || fstat(b->fd, &sb))
-		return false;
-	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
-		return sa.st_rdev == sb.st_rdev;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 static bool overlaps(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 {
 	return a0 < b1 && b0 < a1;
@@ -148,7 +134,7 @@ int dmt_fec_layout(const struct dmt_fec_params *p, struct dmt_fec_layout *l)
 	memset(l, 0, sizeof(*l));
 	if (!p->data || !p->hash || !p->fec || !bs)
 		return -EINVAL;
-	shared = same_file(p->fec, p->hash);
+	shared = dmt_file_same(p->fec, p->hash);
 	if (!hash_blocks) {
 		if (shared) {
 			end = p->fec_offset / bs;
@@ -169,7 +155,7 @@ int dmt_fec_layout(const struct dmt_fec_params *p, struct dmt_fec_layout *l)
 	l->shared = shared;
 
 	/* The parity must not overwrite what it protects. */
-	if (same_file(p->fec, p->data) &&
+	if (dmt_file_same(p->fec, p->data) &&
 	    overlaps(l->fec_offset, l->fec_end, 0, l->data_blocks * bs))
 		return -EINVAL;
 	if (shared && l->fec_offset < (l->hash_start + l->hash_blocks) * bs)
@@ -225,21 +211,6 @@ static int write_block(struct dmt_fec *f, uint64_t block, const uint8_t *buf)
 
 	return dmt_pwrite_full(hash ? f->p->hash : f->p->data, buf,
 			       f->l.block_size, fb * f->l.block_size);
-}
-
-static int progress_add(struct dmt_fec *f, uint64_t bytes)
-{
-	const struct dmt_progress *pr = &f->p->progress;
-	int r = 0;
-
-	if (!pr->fn)
-		return 0;
-	pthread_mutex_lock(&f->lock);
-	f->done += bytes;
-	if (pr->fn(pr->ctx, f->done, f->l.fec_blocks * f->l.block_size))
-		r = -EINTR;
-	pthread_mutex_unlock(&f->lock);
-	return r;
 }
 
 /* ---- streaming pass: encode or compare ---- */
@@ -342,7 +313,7 @@ static int do_group(struct dmt_fec *f, struct fec_worker *w, uint64_t g)
 		if (r < 0)
 			goto out;
 		mac(f, w->acc, w->band, k, (unsigned int)j0, len);
-		r = progress_add(f, covered);
+		r = dmt_walk_progress(&f->walk, covered);
 		if (r < 0)
 			goto out;
 	}
@@ -377,7 +348,7 @@ static int group_fn(void *ctx, unsigned int worker, uint64_t begin,
 
 	r = worker_buffers(f, w);
 	for (g = begin; g < end && !r; g++)
-		r = do_group(f, w, g);
+		r = dmt_walk_stopped(&f->walk) ? -EINTR : do_group(f, w, g);
 	return r;
 }
 
@@ -431,7 +402,7 @@ static void fec_free(struct dmt_fec *f)
 	free(f->mats);
 	free(f->tbls);
 	free(f->bad);
-	pthread_mutex_destroy(&f->lock);
+	dmt_walk_destroy(&f->walk);
 }
 
 /*
@@ -483,7 +454,7 @@ static int fec_init(struct dmt_fec *f, const struct dmt_fec_params *p)
 	int r;
 
 	memset(f, 0, sizeof(*f));
-	pthread_mutex_init(&f->lock, NULL);
+	dmt_walk_init(&f->walk, 1, &p->progress, 0);
 	f->p = p;
 	r = dmt_fec_layout(p, &f->l);
 	if (r < 0)
@@ -495,6 +466,8 @@ static int fec_init(struct dmt_fec *f, const struct dmt_fec_params *p)
 	if (!f->threads)
 		f->threads = 1;
 	plan_groups(f);
+	f->walk.threads = f->threads;
+	f->walk.total = f->l.fec_blocks * f->l.block_size;
 	r = -ENOMEM;
 	f->workers = calloc(f->threads, sizeof(*f->workers));
 	if (!f->workers)
@@ -506,7 +479,10 @@ out:
 
 static int stream_pass(struct dmt_fec *f)
 {
-	return dmt_parallel_for(f->threads, f->groups, 1, group_fn, f);
+	struct dmt_walk_pass pass = { .items = f->groups, .fn = group_fn,
+				      .ctx = f };
+
+	return dmt_walk_run(&f->walk, &pass);
 }
 
 int dmt_fec_encode(const struct dmt_fec_params *p,

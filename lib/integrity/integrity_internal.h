@@ -14,6 +14,8 @@
 #include <dmt/io.h>
 #include <dmt/reason.h>
 
+#include "lib/common/walk.h"
+
 enum op_kind { OP_FORMAT, OP_CHECK, OP_RECALC };
 
 struct worker {
@@ -21,6 +23,7 @@ struct worker {
 	uint8_t *buf;		/* one data chunk */
 	uint8_t *tags;		/* the unit's computed tags */
 	uint8_t *stored;	/* check: the unit's tags on disk */
+	uint8_t *ubuf;		/* a whole unit: its tag run, then data */
 };
 
 /* One walk over logical blocks; the caller fills the first group. */
@@ -43,12 +46,11 @@ struct op {
 	const uint8_t *zero;
 	struct worker *w;
 	unsigned int nw;
+	size_t ubuf_bytes;		/* tag run + unit data */
 	uint8_t *unit_done;
-	pthread_mutex_t lock;
-	uint64_t done_bytes, total_bytes, reported;
-	bool aborted;
-	bool failed;			/* fail holds the first I/O failure */
-	struct dmt_reason fail;
+	pthread_mutex_t lock;		/* the result's lists and counters */
+	/* progress, cancellation, the first failure (in unit order) */
+	struct dmt_walk walk;
 };
 
 /* Runs the walk over blocks [first, end); on an I/O failure the reason

@@ -29,24 +29,14 @@
 #define UNIT_SECTORS_MAX 32768		/* 16 MiB of data per unit */
 #define UNIT_TAG_BYTES_MAX (4u << 20)
 #define ZERO_BYTES (1u << 20)
-#define PROGRESS_STEP (8ull << 20)
 #define JOURNAL_BATCH_BYTES (4u << 20)
+#define IO_WORKERS_PER_THREAD 2
 
-/* Remembers the first failing transfer of a walk, for the reason. */
+/* The first failing transfer of a walk (in unit order) is the reason. */
 static int io_fail(struct op *op, int err, const struct dmt_file *f,
 		   int code)
 {
-	if (!err || err == -EINTR)
-		return err;
-	pthread_mutex_lock(&op->lock);
-	if (!op->failed) {
-		op->failed = true;
-		op->fail = (struct dmt_reason){ .code = code,
-						.path = dmt_file_path(f),
-						.value = (uint64_t)-err };
-	}
-	pthread_mutex_unlock(&op->lock);
-	return err;
+	return dmt_walk_fail(&op->walk, err, f, code);
 }
 
 int dmt_integrity_why(struct dmt_integrity_result *r, int err, int code,
@@ -86,39 +76,43 @@ int dmt_integrity_write_sb(struct dmt_file *f, struct dmt_integrity_sb *sb,
 	return dmt_pwrite_full(f, area, sizeof(area), 0);
 }
 
+struct zero_ctx {
+	struct dmt_file *f;
+	const uint8_t *zero;
+};
+
+/* Punches (or, where it can't, writes zeros over) one data extent. */
+static int zero_extent(void *ctx, uint64_t off, uint64_t len, bool data)
+{
+	struct zero_ctx *z = ctx;
+	struct dmt_file *f = z->f;
+	int mode = FALLOC_FL_KEEP_SIZE | (dmt_file_is_blockdev(f) ?
+					  FALLOC_FL_ZERO_RANGE :
+					  FALLOC_FL_PUNCH_HOLE);
+	uint64_t end = off + len;
+	int err;
+
+	if (!data || !fallocate(f->fd, mode, (off_t)off, (off_t)len))
+		return 0;
+	while (off < end) {
+		size_t n = end - off < ZERO_BYTES ? (size_t)(end - off) :
+						    ZERO_BYTES;
+
+		err = dmt_pwrite_full(f, z->zero, n, off);
+		if (err)
+			return err;
+		off += n;
+	}
+	return 0;
+}
+
 /* Zeroes [off, off+len) of a file, leaving holes alone. */
 static int zero_range(struct dmt_file *f, uint64_t off, uint64_t len,
 		      const uint8_t *zero)
 {
-	uint64_t end = off + len, ds, de;
-	int err;
+	struct zero_ctx z = { .f = f, .zero = zero };
 
-	while (off < end) {
-		err = dmt_file_next_data(f, off, end, &ds, &de);
-		if (err)
-			return err;
-		if (ds >= end)
-			break;
-		int mode = FALLOC_FL_KEEP_SIZE |
-			   (dmt_file_is_blockdev(f) ? FALLOC_FL_ZERO_RANGE :
-					     FALLOC_FL_PUNCH_HOLE);
-
-		if (!fallocate(f->fd, mode, (off_t)ds, (off_t)(de - ds))) {
-			off = de;
-			continue;
-		}
-		/* no hole punching here: write the zeros */
-		for (off = ds; off < de;) {
-			size_t n = de - off < ZERO_BYTES ? (size_t)(de - off) :
-							   ZERO_BYTES;
-
-			err = dmt_pwrite_full(f, zero, n, off);
-			if (err)
-				return err;
-			off += n;
-		}
-	}
-	return 0;
+	return dmt_walk_extents(f, off, off + len, 1, zero_extent, &z);
 }
 
 static void record_sector(uint64_t *list, size_t *n, uint64_t s)
@@ -172,6 +166,7 @@ static void worker_free(struct worker *w)
 	free(w->buf);
 	free(w->tags);
 	free(w->stored);
+	free(w->ubuf);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -226,57 +221,56 @@ static int data_blocks(struct op *op, struct worker *w, uint64_t ub0,
 	return io_fail(op, err, op->dst, DMT_REASON_INTEGRITY_IO_WRITE);
 }
 
+struct chunk_ctx {
+	struct op *op;
+	struct worker *w;
+	uint64_t ub0, a, base;
+};
+
+/* One extent of a chunk's source: zero blocks or blocks with data. */
+static int chunk_extent(void *ctx, uint64_t off, uint64_t len, bool data)
+{
+	struct chunk_ctx *c = ctx;
+	uint64_t bs = c->op->bs;
+	uint64_t da = c->a + (off - c->base) / bs;
+	uint64_t db = c->a + (off + len - c->base + bs - 1) / bs;
+
+	if (data)
+		return data_blocks(c->op, c->w, c->ub0, da, db);
+	return zero_blocks(c->op, c->w, c->ub0, da, db);
+}
+
 /* One chunk [a, b): split into hole and data extents of the source. */
 static int do_chunk(struct op *op, struct worker *w, uint64_t ub0,
 		    uint64_t a, uint64_t b)
 {
-	uint64_t bs = op->bs;
+	struct chunk_ctx c = { .op = op, .w = w, .ub0 = ub0, .a = a,
+			       .base = src_offset(op, a) };
+	uint64_t bs = op->bs, limit = c.base + (b - a) * bs, tail;
 	int err;
 
-	while (a < b) {
-		uint64_t base = src_offset(op, a), end = base + (b - a) * bs;
-		uint64_t limit = end, ds, de, da, db;
-
-		if (!op->src)
-			return zero_blocks(op, w, ub0, a, b);
-		if (op->src_is_payload) {
-			if (base >= op->src_limit)
-				return zero_blocks(op, w, ub0, a, b);
-			if (limit > op->src_limit)
-				limit = op->src_limit;
-		}
-		err = dmt_file_next_data(op->src, base, limit, &ds, &de);
-		if (err)
-			return io_fail(op, err, op->src, DMT_REASON_INTEGRITY_IO_READ);
-		if (ds >= limit)
-			return zero_blocks(op, w, ub0, a, b);
-		/* whole blocks of hole first, then the blocks with data */
-		da = a + (ds - base) / bs;
-		db = a + (de - base + bs - 1) / bs;
-		if (db > b)
-			db = b;
-		if (da > a) {
-			err = zero_blocks(op, w, ub0, a, da);
-			if (err)
-				return err;
-		}
-		err = data_blocks(op, w, ub0, da, db);
-		if (err)
-			return err;
-		a = db;
-	}
-	return 0;
+	if (!op->src)
+		return zero_blocks(op, w, ub0, a, b);
+	if (op->src_is_payload && limit > op->src_limit)
+		limit = op->src_limit > c.base ? op->src_limit : c.base;
+	err = dmt_walk_extents(op->src, c.base, limit, (uint32_t)bs,
+			       chunk_extent, &c);
+	if (err)
+		return io_fail(op, err, op->src, DMT_REASON_INTEGRITY_IO_READ);
+	/* past the payload: zeros */
+	tail = a + (limit - c.base + bs - 1) / bs;
+	return tail < b ? zero_blocks(op, w, ub0, tail, b) : 0;
 }
 
-static int compare_tags(struct op *op, struct worker *w, uint64_t ub0,
-			uint64_t ub1)
+static int compare_tags(struct op *op, struct worker *w,
+			const uint8_t *stored, uint64_t ub0, uint64_t ub1)
 {
 	struct dmt_integrity_result *r = op->r;
 	unsigned int t = op->g->tag_size;
 	uint64_t b, bad = 0, disc = 0;
 
 	for (b = ub0; b < ub1; b++) {
-		const uint8_t *have = w->stored + (b - ub0) * t;
+		const uint8_t *have = stored + (b - ub0) * t;
 		uint64_t s = b << op->g->log2_spb;
 		bool filler;
 
@@ -307,25 +301,6 @@ static int compare_tags(struct op *op, struct worker *w, uint64_t ub0,
 		pthread_mutex_unlock(&op->lock);
 	}
 	return 0;
-}
-
-static int progress(struct op *op, uint64_t bytes)
-{
-	const struct dmt_progress *p = &op->o->progress;
-	int ret = 0;
-
-	pthread_mutex_lock(&op->lock);
-	op->done_bytes += bytes;
-	if (p->fn && (op->done_bytes - op->reported >= PROGRESS_STEP ||
-		      op->done_bytes == op->total_bytes)) {
-		op->reported = op->done_bytes;
-		if (p->fn(p->ctx, op->done_bytes, op->total_bytes))
-			ret = -EINTR;
-	}
-	if (ret)
-		op->aborted = true;
-	pthread_mutex_unlock(&op->lock);
-	return ret;
 }
 
 /*
@@ -363,25 +338,95 @@ static int zero_unused(struct op *op, uint64_t ub1, uint64_t tags_end)
 	return err;
 }
 
-static int do_unit(struct op *op, struct worker *w, uint64_t u)
+/*
+ * Format from a payload, or check, on one device: a unit whose source is
+ * all data moves in large transfers, and where the unit holds a whole
+ * area (or its end) its tag run and data, which lie next to each other,
+ * in a single one (the gap after the tags is unused: zeros).
+ */
+static bool unit_fused(const struct op *op, uint64_t ub0, uint64_t ub1)
+{
+	uint64_t base = src_offset(op, ub0), end = base + (ub1 - ub0) * op->bs;
+
+	if (op->g->meta_dev || !op->src ||
+	    !(op->kind == OP_CHECK ||
+	      (op->kind == OP_FORMAT && op->src_is_payload && op->dst)))
+		return false;
+	if (op->src_is_payload && end > op->src_limit)
+		return false;
+	return dmt_walk_all_data(op->src, base, end);
+}
+
+/* The tag run and the data of the unit are next to each other. */
+static bool unit_adjacent(const struct op *op, uint64_t ub0, uint64_t ub1)
+{
+	uint64_t mask = (1ull << op->g->log2_interleave) - 1;
+
+	return !((ub0 << op->g->log2_spb) & mask) &&
+	       (!((ub1 << op->g->log2_spb) & mask) || ub1 == op->end_block);
+}
+
+static int fused_unit(struct op *op, struct worker *w, uint64_t ub0,
+		      uint64_t ub1)
 {
 	const struct dmt_integrity_geom *g = op->g;
-	uint64_t ub0 = (op->ubase + u) * op->unit_blocks;
-	uint64_t ub1 = ub0 + op->unit_blocks, a, tag_off;
-	size_t tag_len;
-	int err;
+	uint64_t s0 = ub0 << g->log2_spb, len = (ub1 - ub0) * op->bs;
+	uint64_t tag_off = dmt_integrity_tag_offset(g, s0);
+	uint64_t data_off = dmt_integrity_data_sector(g, s0) << 9;
+	size_t tag_len = (size_t)(ub1 - ub0) * g->tag_size;
+	bool one = unit_adjacent(op, ub0, ub1);
+	size_t pre = one ? (size_t)(data_off - tag_off) : 0;
+	uint8_t *data = w->ubuf + pre;
+	struct dmt_file *f = op->kind == OP_CHECK ? op->src : op->dst;
+	int err, code = op->kind == OP_CHECK ? DMT_REASON_INTEGRITY_IO_READ :
+					       DMT_REASON_INTEGRITY_IO_WRITE;
 
-	if (ub0 < op->first_block)
-		ub0 = op->first_block;
-	if (ub1 > op->end_block)
-		ub1 = op->end_block;
-	tag_off = dmt_integrity_tag_offset(g, ub0 << g->log2_spb);
-	tag_len = (size_t)(ub1 - ub0) * g->tag_size;
+	if (op->kind == OP_CHECK) {
+		err = one ? dmt_pread_full(f, w->ubuf, pre + len, tag_off) :
+			    dmt_pread_full(f, data, len, data_off);
+		if (!err && !one)
+			err = dmt_pread_full(f, w->stored, tag_len, tag_off);
+		if (err)
+			return io_fail(op, err, f, code);
+		err = dmt_integrity_tags(w->t, s0, ub1 - ub0, data, op->bs,
+					 w->tags);
+		return err ? err : compare_tags(op, w, one ? w->ubuf :
+						w->stored, ub0, ub1);
+	}
+	err = dmt_pread_full(op->src, data, len, src_offset(op, ub0));
+	if (err)
+		return io_fail(op, err, op->src, DMT_REASON_INTEGRITY_IO_READ);
+	err = dmt_integrity_tags(w->t, s0, ub1 - ub0, data, op->bs,
+				 one ? w->ubuf : w->tags);
+	if (err)
+		return err;
+	if (one) {
+		memset(w->ubuf + tag_len, 0, pre - tag_len);
+		err = dmt_pwrite_full(f, w->ubuf, pre + len, tag_off);
+	} else {
+		err = dmt_pwrite_full(f, data, len, data_off);
+		if (!err)
+			err = dmt_pwrite_full(f, w->tags, tag_len, tag_off);
+	}
+	if (!err && !op->fresh)
+		err = zero_unused(op, ub1, tag_off + tag_len);
+	return io_fail(op, err, f, code);
+}
+
+/* A unit in chunks, hole by hole. */
+static int chunked_unit(struct op *op, struct worker *w, uint64_t ub0,
+			uint64_t ub1)
+{
+	const struct dmt_integrity_geom *g = op->g;
+	uint64_t tag_off = dmt_integrity_tag_offset(g, ub0 << g->log2_spb), a;
+	size_t tag_len = (size_t)(ub1 - ub0) * g->tag_size;
+	int err;
 
 	if (op->kind == OP_CHECK) {
 		err = dmt_pread_full(op->meta, w->stored, tag_len, tag_off);
 		if (err)
-			return io_fail(op, err, op->meta, DMT_REASON_INTEGRITY_IO_READ);
+			return io_fail(op, err, op->meta,
+				       DMT_REASON_INTEGRITY_IO_READ);
 	}
 	for (a = ub0; a < ub1; a += op->chunk_blocks) {
 		uint64_t b = a + op->chunk_blocks < ub1 ? a + op->chunk_blocks :
@@ -392,16 +437,41 @@ static int do_unit(struct op *op, struct worker *w, uint64_t u)
 			return err;
 	}
 	if (op->kind == OP_CHECK)
-		err = compare_tags(op, w, ub0, ub1);
+		err = compare_tags(op, w, w->stored, ub0, ub1);
 	else
 		err = dmt_pwrite_full(op->meta, w->tags, tag_len, tag_off);
 	if (!err && op->kind == OP_FORMAT && !op->fresh)
 		err = zero_unused(op, ub1, tag_off + tag_len);
 	if (err)
-		return io_fail(op, err, op->meta, op->kind == OP_CHECK ?
-			       DMT_REASON_INTEGRITY_IO_READ : DMT_REASON_INTEGRITY_IO_WRITE);
+		return io_fail(op, err, op->meta,
+			       op->kind == OP_CHECK ?
+				       DMT_REASON_INTEGRITY_IO_READ :
+				       DMT_REASON_INTEGRITY_IO_WRITE);
+	return 0;
+}
+
+static int do_unit(struct op *op, struct worker *w, uint64_t u)
+{
+	uint64_t ub0 = (op->ubase + u) * op->unit_blocks;
+	uint64_t ub1 = ub0 + op->unit_blocks;
+	int err;
+
+	if (ub0 < op->first_block)
+		ub0 = op->first_block;
+	if (ub1 > op->end_block)
+		ub1 = op->end_block;
+	if (unit_fused(op, ub0, ub1)) {
+		if (!w->ubuf &&
+		    posix_memalign((void **)&w->ubuf, 4096, op->ubuf_bytes))
+			return -ENOMEM;
+		err = fused_unit(op, w, ub0, ub1);
+	} else {
+		err = chunked_unit(op, w, ub0, ub1);
+	}
+	if (err)
+		return err;
 	__atomic_store_n(&op->unit_done[u], 1, __ATOMIC_RELEASE);
-	return progress(op, (ub1 - ub0) * op->bs);
+	return dmt_walk_progress(&op->walk, (ub1 - ub0) * op->bs);
 }
 
 static int unit_fn(void *ctx, unsigned int worker, uint64_t begin,
@@ -417,24 +487,20 @@ static int unit_fn(void *ctx, unsigned int worker, uint64_t begin,
 			return err;
 	}
 	for (uint64_t u = begin; u < end; u++) {
-		if (__atomic_load_n(&op->aborted, __ATOMIC_RELAXED))
+		if (dmt_walk_stopped(&op->walk))
 			return -EINTR;
 		err = do_unit(op, w, u);
-		if (err) {
-			__atomic_store_n(&op->aborted, true, __ATOMIC_RELAXED);
+		if (err)
 			return err;
-		}
 	}
 	return 0;
 }
 
-int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
+/* Units of at most 16 MiB that never cross an interleave area. */
+static void plan_units(struct op *op, uint64_t first, uint64_t end)
 {
 	const struct dmt_integrity_geom *g = op->g;
-	unsigned int threads = op->o->threads ? op->o->threads : 1;
 	uint64_t ub, tb;
-	uint8_t *zero = NULL;
-	int err;
 
 	op->bs = 512u << g->log2_spb;
 	op->first_block = first;
@@ -449,9 +515,37 @@ int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
 	op->chunk_blocks = DMT_IO_CHUNK / op->bs;
 	op->ubase = first / ub;
 	op->n_units = end > first ? (end + ub - 1) / ub - op->ubase : 0;
-	op->total_bytes = (end - first) * op->bs;
-	op->nw = threads;
+	op->ubuf_bytes = (size_t)(g->metadata_run << 9) + ub * op->bs;
+}
 
+/*
+ * Workers of a walk.  Where units move in single large transfers (format
+ * from a payload, check) twice as many as threads: while some wait for
+ * their transfer, the others hash, so the disk always has requests in
+ * flight (the tags do not depend on who computes them).
+ */
+static unsigned int walk_threads(const struct op *op)
+{
+	unsigned int threads = op->o->threads ? op->o->threads : 1;
+	bool large = !op->g->meta_dev && op->src &&
+		     (op->kind == OP_CHECK ||
+		      (op->kind == OP_FORMAT && op->src_is_payload && op->dst));
+
+	return large && threads <= 64 ? threads * IO_WORKERS_PER_THREAD :
+					threads;
+}
+
+int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
+{
+	unsigned int threads = walk_threads(op);
+	struct dmt_walk_pass pass = { .fn = unit_fn, .ctx = op };
+	const struct dmt_file *ef;
+	uint8_t *zero = NULL;
+	int err;
+
+	plan_units(op, first, end);
+	pass.items = op->n_units;
+	op->nw = threads;
 	zero = calloc(1, ZERO_BYTES);
 	op->w = calloc(threads, sizeof(*op->w));
 	op->unit_done = calloc(op->n_units ? op->n_units : 1, 1);
@@ -460,8 +554,19 @@ int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
 		goto out;
 	}
 	op->zero = zero;
+	/* a check reads every byte once: around the page cache */
+	if (op->kind == OP_CHECK && op->src)
+		dmt_file_enable_direct(op->src);
 	pthread_mutex_init(&op->lock, NULL);
-	err = dmt_parallel_for(threads, op->n_units, 1, unit_fn, op);
+	dmt_walk_init(&op->walk, threads, &op->o->progress,
+		      (end - first) * op->bs);
+	err = dmt_walk_run(&op->walk, &pass);
+	ef = dmt_walk_error_file(&op->walk);
+	if (err && ef && !op->r->reason.code)
+		op->r->reason = (struct dmt_reason){
+			.code = dmt_walk_error_code(&op->walk),
+			.path = dmt_file_path(ef), .value = (uint64_t)-err };
+	dmt_walk_destroy(&op->walk);
 	pthread_mutex_destroy(&op->lock);
 	for (unsigned int i = 0; i < threads; i++)
 		worker_free(&op->w[i]);
@@ -470,8 +575,6 @@ out:
 	op->w = NULL;
 	free(zero);
 	op->zero = NULL;
-	if (err && op->failed && !op->r->reason.code)
-		op->r->reason = op->fail;
 	return err;
 }
 

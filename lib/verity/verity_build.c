@@ -18,7 +18,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <dmt/threads.h>
 
 struct level {
 	uint8_t *buf;
@@ -52,15 +51,14 @@ static int data_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 	struct builder *b = ctx;
 	struct vt *t = &b->t;
 	struct level *l = &b->lv[0];
-	uint64_t idx = l->pending + begin, n = end - begin;
+	uint64_t idx = l->pending + (begin - b->job_first), n = end - begin;
 	bool direct = vt_direct(t);
 	uint8_t *out = direct ? vt_slot(t, l->buf, idx) : t->w[wid].dig;
 	int err;
 
-	if (__atomic_load_n(&t->aborted, __ATOMIC_RELAXED))
+	if (dmt_walk_stopped(&t->walk))
 		return -EINTR;
-	err = vt_hash_data(t, wid, b->job_first + begin, b->job_first + end,
-			   out);
+	err = vt_hash_data(t, wid, begin, end, out);
 	if (err)
 		return err;
 	if (!direct)
@@ -109,9 +107,13 @@ static int feed(struct builder *b, unsigned int i, const uint8_t *src,
 		/* upper levels are small: threads only when it pays */
 		if (k * hbs < (1u << 20))
 			threads = 1;
+		struct dmt_walk_pass pass = { .items = k, .chunk = chunk,
+					      .threads = threads,
+					      .fn = block_job, .ctx = b };
+
 		b->job_level = i;
 		b->job_src = src;
-		err = dmt_parallel_for(threads, k, chunk, block_job, b);
+		err = dmt_walk_run(&t->walk, &pass);
 		if (err)
 			return err;
 		l->pending += k;
@@ -181,33 +183,58 @@ static int alloc_levels(struct builder *b)
 	return 0;
 }
 
+/* Before a window: read-ahead of the next one. */
+static int data_window_begin(void *ctx, uint64_t b0, uint64_t b1)
+{
+	struct builder *b = ctx;
+
+	b->job_first = b0;
+	vt_readahead(&b->t, b1, b1 + (b1 - b0));
+	return 0;
+}
+
+/* After a window: its digests are in the level-0 buffer. */
+static int data_window_end(void *ctx, uint64_t b0, uint64_t b1)
+{
+	struct builder *b = ctx;
+	struct level *l = &b->lv[0];
+
+	l->pending += b1 - b0;
+	if (l->pending == l->cap * b->t.hpb)
+		return flush(b, 0);
+	return 0;
+}
+
+/*
+ * Windows never straddle a flush of the level-0 buffer: its capacity in
+ * data blocks is a power of two (or more than the data), and so is the
+ * window cut from it.
+ */
+static uint64_t data_window(struct builder *b)
+{
+	uint64_t cap = b->lv[0].cap * b->t.hpb, win = vt_window_blocks(&b->t);
+
+	if (win >= cap)
+		return cap;
+	while (win & (win - 1))
+		win &= win - 1;
+	return win;
+}
+
 static int hash_data(struct builder *b)
 {
 	struct vt *t = &b->t;
-	struct level *l = &b->lv[0];
-	uint64_t next = 0, n, window = vt_window_blocks(t);
+	struct dmt_walk_pass pass = {
+		.items = t->g.data_blocks, .chunk = t->item_blocks,
+		.window = data_window(b), .fn = data_job,
+		.window_begin = data_window_begin,
+		.window_end = data_window_end, .ctx = b,
+	};
 	int err;
 
-	while (next < t->g.data_blocks) {
-		n = l->cap * t->hpb - l->pending;
-		if (n > window)
-			n = window;
-		if (n > t->g.data_blocks - next)
-			n = t->g.data_blocks - next;
-		vt_readahead(t, next + n, next + 2 * n);
-		b->job_first = next;
-		err = dmt_parallel_for(t->threads, n, t->item_blocks, data_job,
-				       b);
-		if (err)
-			return err;
-		l->pending += n;
-		next += n;
-		if (l->pending == l->cap * t->hpb) {
-			err = flush(b, 0);
-			if (err)
-				return err;
-		}
-	}
+	err = dmt_walk_run(&t->walk, &pass);
+	if (err)
+		return err;
 	/* Complete levels bottom-up: each final flush feeds the next. */
 	for (unsigned int i = 0; i < t->g.levels; i++) {
 		err = flush(b, i);
@@ -273,7 +300,7 @@ int vt_build(const struct dmt_verity_params *p, struct dmt_file *data,
 	err = size_hash_file(t);
 	if (err)
 		goto out;
-	t->total = t->g.data_blocks * t->g.data_block_size;
+	t->walk.total = t->g.data_blocks * t->g.data_block_size;
 
 	if (t->g.levels == 0) {
 		/* one data block: the root is its digest, no tree */
@@ -308,8 +335,8 @@ int vt_build(const struct dmt_verity_params *p, struct dmt_file *data,
 	strncpy(res->engine, dmt_hasher_engine(t->w[0].hd),
 		sizeof(res->engine) - 1);
 out:
-	if (err && t->err_file)
-		res->error_path = t->err_file->path;
+	if (err)
+		res->error_path = vt_error_path(t);
 	for (i = 0; i < DMT_VERITY_MAX_LEVELS; i++)
 		free(b->lv[i].buf);
 	vt_free(t);

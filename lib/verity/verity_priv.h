@@ -15,6 +15,8 @@
 
 #include <dmt/verity.h>
 
+#include "lib/common/walk.h"
+
 /* Data handed to the workers at once (and announced to the kernel for
  * read-ahead): 128 MiB per thread, at least 32 MiB, at most 1 GiB.  Digests
  * go straight into the level buffer, so a window costs no memory; large
@@ -52,10 +54,9 @@ struct vt {
 	uint32_t hpb;			/* digests per hash block */
 	uint8_t zero_digest[DMT_DIGEST_MAX];
 
-	struct dmt_file *err_file;	/* first file an I/O error hit */
-	pthread_mutex_t lock;		/* progress and shared counters */
-	uint64_t done, total, reported;
-	bool aborted;
+	/* progress, cancellation, the first error and its file */
+	struct dmt_walk walk;
+	pthread_mutex_t lock;		/* verify: the report */
 };
 
 /*
@@ -97,19 +98,25 @@ int vt_stage_end(const struct dmt_verity_stages *st, enum dmt_verity_stage s,
 /* Data blocks per window. */
 uint64_t vt_window_blocks(const struct vt *t);
 
-/* Adds finished bytes, reports now and then; -EINTR when aborted. */
-int vt_progress(struct vt *t, uint64_t bytes);
+/* Adds finished bytes, reports now and then; -EINTR when cancelled. */
+static inline int vt_progress(struct vt *t, uint64_t bytes)
+{
+	return dmt_walk_progress(&t->walk, bytes);
+}
 
-/* Passes err through, remembering the file of the first I/O error. */
+/* Passes err through, recording it (and the file of an I/O error) as the
+ * walk's failure at the item being run. */
 static inline int vt_io(struct vt *t, struct dmt_file *f, int err)
 {
-	struct dmt_file *none = NULL;
+	return dmt_walk_fail(&t->walk, err, f, 0);
+}
 
-	if (err && err != -EINTR && err != -ENOMEM)
-		__atomic_compare_exchange_n(&t->err_file, &none, f, false,
-					    __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED);
-	return err;
+/* The file of the first I/O error, for the result. */
+static inline const char *vt_error_path(const struct vt *t)
+{
+	const struct dmt_file *f = dmt_walk_error_file(&t->walk);
+
+	return f ? f->path : NULL;
 }
 
 /* Where digest idx of a level buffer lives. */

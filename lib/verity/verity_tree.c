@@ -15,24 +15,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dmt/threads.h>
-
-/* Same file or device: the tree must not overwrite the data. */
-static bool same_inode(struct dmt_file *a, struct dmt_file *b)
-{
-	struct stat sa, sb;
-
-	if (a == b)
-		return true;
-	if (fstat(a->fd, &sa) < 0 || fstat(b->fd, &sb) < 0)
-		return false;
-	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
-		return sa.st_rdev == sb.st_rdev;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 static int alloc_workers(struct vt *t, bool need_parent)
 {
@@ -115,6 +100,7 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 
 	memset(t, 0, sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
+	dmt_walk_init(&t->walk, 1, &p->progress, 0);
 	t->p = *p;
 	t->data = data;
 	t->hash = hash;
@@ -143,7 +129,7 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 	area = t->g.hash_start * t->g.hash_block_size;
 	if (!t->p.no_superblock || t->p.hash_offset < area)
 		area = t->p.hash_offset;
-	if (same_inode(data, hash) && data_end > area)
+	if (dmt_file_same(data, hash) && data_end > area)
 		return -EINVAL;
 
 	t->hpb = 1u << t->g.hash_per_block_bits;
@@ -160,6 +146,7 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 	if (t->threads > t->g.data_blocks / t->item_blocks + 1)
 		t->threads =
 			(unsigned int)(t->g.data_blocks / t->item_blocks + 1);
+	t->walk.threads = t->threads;
 
 	err = alloc_workers(t, need_parent);
 	if (err)
@@ -185,6 +172,7 @@ void vt_free(struct vt *t)
 	free(t->w);
 	t->w = NULL;
 	pthread_mutex_destroy(&t->lock);
+	dmt_walk_destroy(&t->walk);
 }
 
 void vt_readahead(struct vt *t, uint64_t b0, uint64_t b1)
@@ -290,44 +278,42 @@ int vt_overlay_hash(struct vt *t, uint8_t *buf, uint64_t first, uint64_t n)
 	return 0;
 }
 
+struct data_run {
+	struct vt *t;
+	struct vt_worker *w;
+	uint64_t b0;
+	uint8_t *out;
+};
+
+/* One run of vt_hash_data: a hole (the zero digest) or data blocks. */
+static int data_run(void *ctx, uint64_t off, uint64_t len, bool data)
+{
+	struct data_run *r = ctx;
+	struct vt *t = r->t;
+	uint64_t dbs = t->g.data_block_size, i;
+	uint64_t hs = off / dbs, he = (off + len + dbs - 1) / dbs;
+	size_t ds = t->g.digest_size;
+
+	if (data)
+		return hash_run(t, r->w, hs, he, r->out + (hs - r->b0) * ds);
+	for (i = hs; i < he; i++)
+		memcpy(r->out + (i - r->b0) * ds, t->zero_digest, ds);
+	r->w->zero_blocks += he - hs;
+	return 0;
+}
+
 int vt_hash_data(struct vt *t, unsigned int wid, uint64_t b0, uint64_t b1,
 		 uint8_t *out)
 {
-	struct vt_worker *w = &t->w[wid];
-	uint64_t dbs = t->g.data_block_size, pos = b0;
-	size_t ds = t->g.digest_size;
+	struct data_run r = { .t = t, .w = &t->w[wid], .b0 = b0, .out = out };
+	uint64_t dbs = t->g.data_block_size;
 	int err;
 
-	while (pos < b1) {
-		uint64_t dstart, dend, hs, he, i;
-
-		err = vt_io(t, t->data,
-			    dmt_file_next_data(t->data, pos * dbs, b1 * dbs,
-					       &dstart, &dend));
-		if (err)
-			return err;
-		/* blocks entirely inside the hole are zero */
-		hs = dstart / dbs;
-		if (hs < pos)
-			hs = pos;
-		if (hs > b1)
-			hs = b1;
-		for (i = pos; i < hs; i++)
-			memcpy(out + (i - b0) * ds, t->zero_digest, ds);
-		w->zero_blocks += hs - pos;
-		if (hs >= b1)
-			break;
-		he = (dend + dbs - 1) / dbs;
-		if (he > b1)
-			he = b1;
-		if (he <= hs)
-			he = hs + 1;
-		err = hash_run(t, w, hs, he, out + (hs - b0) * ds);
-		if (err)
-			return err;
-		pos = he;
-	}
-	return t->p.overlay ? overlay_data(t, w, b0, b1, out) : 0;
+	err = dmt_walk_extents(t->data, b0 * dbs, b1 * dbs, (uint32_t)dbs,
+			       data_run, &r);
+	if (err)
+		return err;
+	return t->p.overlay ? overlay_data(t, r.w, b0, b1, out) : 0;
 }
 
 int vt_hash_blocks(struct vt *t, unsigned int wid, const uint8_t *src,
@@ -346,25 +332,4 @@ uint64_t vt_window_blocks(const struct vt *t)
 	if (bytes > VT_WINDOW_MAX)
 		bytes = VT_WINDOW_MAX;
 	return bytes / t->g.data_block_size;
-}
-
-int vt_progress(struct vt *t, uint64_t bytes)
-{
-	int ret = 0;
-
-	pthread_mutex_lock(&t->lock);
-	t->done += bytes;
-	if (t->aborted) {
-		ret = -EINTR;
-	} else if (t->p.progress.fn &&
-		   (t->done - t->reported >= (8u << 20) ||
-		    t->done >= t->total)) {
-		t->reported = t->done;
-		if (t->p.progress.fn(t->p.progress.ctx, t->done, t->total)) {
-			t->aborted = true;
-			ret = -EINTR;
-		}
-	}
-	pthread_mutex_unlock(&t->lock);
-	return ret;
 }

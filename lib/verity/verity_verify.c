@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dmt/threads.h>
 
 struct verifier {
 	struct vt t;
@@ -23,7 +22,6 @@ struct verifier {
 	uint64_t *pbits;		/* trusted blocks of the parent level */
 	uint64_t *cbits;		/* same, child level being checked */
 	unsigned int clevel;		/* child level of a hash job */
-	uint64_t job_first;		/* first data block of the window */
 };
 
 /* Per-item findings, merged under the lock once per item. */
@@ -134,7 +132,7 @@ static int hash_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 	struct finding f = { 0 };
 	int err;
 
-	if (__atomic_load_n(&t->aborted, __ATOMIC_RELAXED))
+	if (dmt_walk_stopped(&t->walk))
 		return -EINTR;
 	err = vt_io(t, t->hash,
 		    dmt_pread_full(t->hash, w->io, (size_t)(n * hbs),
@@ -175,13 +173,13 @@ static int data_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 	struct vt *t = &v->t;
 	struct vt_worker *w = &t->w[wid];
 	unsigned int bits = t->g.hash_per_block_bits;
-	uint64_t b0 = v->job_first + begin, b1 = v->job_first + end, j;
+	uint64_t b0 = begin, b1 = end, j;
 	uint64_t hbs = t->g.hash_block_size, p0 = b0 >> bits;
 	size_t ds = t->g.digest_size;
 	struct finding f = { 0 };
 	int err;
 
-	if (__atomic_load_n(&t->aborted, __ATOMIC_RELAXED))
+	if (dmt_walk_stopped(&t->walk))
 		return -EINTR;
 	err = vt_hash_data(t, wid, b0, b1, w->dig);
 	if (!err)
@@ -201,7 +199,7 @@ static int data_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 		else
 			f.unverifiable++;
 	}
-	return merge(v, &f, true, (end - begin) * t->g.data_block_size);
+	return merge(v, &f, true, (b1 - b0) * t->g.data_block_size);
 }
 
 static uint64_t *new_bits(uint64_t n)
@@ -247,38 +245,42 @@ static int check_top(struct verifier *v, const uint8_t *root)
 	return vt_progress(t, hbs);
 }
 
+/* Before a data window: read-ahead of the next one. */
+static int data_window_begin(void *ctx, uint64_t b0, uint64_t b1)
+{
+	struct verifier *v = ctx;
+
+	vt_readahead(&v->t, b1, b1 + (b1 - b0));
+	return 0;
+}
+
 static int check_tree(struct verifier *v)
 {
 	struct vt *t = &v->t;
-	uint64_t next = 0, n, window = vt_window_blocks(t);
+	struct dmt_walk_pass data = {
+		.items = t->g.data_blocks, .chunk = t->item_blocks,
+		.window = vt_window_blocks(t), .fn = data_job,
+		.window_begin = data_window_begin, .ctx = v,
+	};
 	int err;
 
 	for (unsigned int c = t->g.levels - 1; c-- > 0;) {
+		struct dmt_walk_pass level = { .items = t->g.level_blocks[c],
+					       .chunk = t->hitem_blocks,
+					       .fn = hash_job, .ctx = v };
+
 		v->cbits = new_bits(t->g.level_blocks[c]);
 		if (!v->cbits)
 			return -ENOMEM;
 		v->clevel = c;
-		err = dmt_parallel_for(t->threads, t->g.level_blocks[c],
-				       t->hitem_blocks, hash_job, v);
+		err = dmt_walk_run(&t->walk, &level);
 		free(v->pbits);
 		v->pbits = v->cbits;
 		v->cbits = NULL;
 		if (err)
 			return err;
 	}
-	while (next < t->g.data_blocks) {
-		n = t->g.data_blocks - next;
-		if (n > window)
-			n = window;
-		vt_readahead(t, next + n, next + 2 * n);
-		v->job_first = next;
-		err = dmt_parallel_for(t->threads, n, t->item_blocks, data_job,
-				       v);
-		if (err)
-			return err;
-		next += n;
-	}
-	return 0;
+	return dmt_walk_run(&t->walk, &data);
 }
 
 int dmt_verity_verify(const struct dmt_verity_params *p, struct dmt_file *data,
@@ -303,7 +305,7 @@ int dmt_verity_verify(const struct dmt_verity_params *p, struct dmt_file *data,
 	if (root_size != t->g.digest_size)
 		goto out;
 	rep->root_hash_size = t->g.digest_size;
-	t->total = t->g.data_blocks * t->g.data_block_size +
+	t->walk.total = t->g.data_blocks * t->g.data_block_size +
 		   t->g.hash_blocks * t->g.hash_block_size;
 
 	if (t->g.levels == 0) {
@@ -329,8 +331,8 @@ int dmt_verity_verify(const struct dmt_verity_params *p, struct dmt_file *data,
 	    rep->unverifiable_blocks)
 		err = -EBADMSG;
 out:
-	if (err && err != -EBADMSG && t->err_file)
-		rep->error_path = t->err_file->path;
+	if (err && err != -EBADMSG)
+		rep->error_path = vt_error_path(t);
 	free(v->pbits);
 	free(v->cbits);
 	vt_free(t);

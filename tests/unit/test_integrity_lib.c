@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "lib/common/testhooks.h"
 #include "tests/support/helpers.h"
@@ -930,9 +931,9 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	cr_assert_eq(dmt_file_open(&payload, pay, DMT_OPEN_READ), 0);
 	o.payload = &payload;
 	o.threads = 1;
-	/* the payload is read in 4 MiB chunks, 4 per 16 MiB unit: the 9th
-	 * read is unit 2's first */
-	dmt_io_fault_set("payload-file", DMT_IO_READ, 9, EIO, false);
+	/* a 16 MiB unit that is all payload is read in one transfer: the
+	 * 3rd read is unit 2's first */
+	dmt_io_fault_set("payload-file", DMT_IO_READ, 3, EIO, false);
 	cr_assert_eq(dmt_integrity_format(&o, &r), -EIO);
 	dmt_io_fault_clear();
 	/* the failing read is named */
@@ -1030,4 +1031,109 @@ Test(integrity_ops, progress_and_abort, .init = ops_setup,
 	cr_expect(sb.flags & DMT_INTEGRITY_SB_RECALCULATING);
 	cr_expect_lt(sb.recalc_sector, sb.provided_data_sectors);
 	free(img);
+}
+
+/*
+ * Units that are all payload move in single large transfers, the others
+ * (here: around a hole in the payload, same bytes) chunk by chunk: the
+ * images must be the same, for units that hold a whole interleave area
+ * (tags and data in one transfer) and for units of half an area (two),
+ * and check must pass on both and find a flipped data byte.
+ */
+static void format_from(const char *img, const char *pay, unsigned int il,
+			unsigned int ss, unsigned int threads)
+{
+	struct dmt_integrity_opts o;
+	struct dmt_integrity_result r;
+	struct dmt_file meta, payload;
+
+	opts_init(&o, &meta, img);
+	cr_assert(o.created);
+	cr_assert_eq(dmt_file_open(&payload, pay, DMT_OPEN_READ), 0);
+	o.payload = &payload;
+	o.device_size_auto = true;
+	o.layout.interleave_sectors = il;
+	o.layout.sector_size = ss;
+	o.alg = "sha256";
+	o.threads = threads;
+	cr_assert_eq(dmt_integrity_format(&o, &r), 0, "reason %d",
+		     r.reason.code);
+	dmt_file_close(&payload);
+	dmt_file_close(&meta);
+}
+
+static int check_image(const char *img, uint64_t *mismatches,
+		       uint64_t *first_bad)
+{
+	struct dmt_integrity_opts o;
+	struct dmt_integrity_result r;
+	struct dmt_file meta;
+	int err;
+
+	opts_init(&o, &meta, img);
+	o.alg = "sha256";
+	err = dmt_integrity_check(&o, &r);
+	*mismatches = r.mismatches;
+	*first_bad = r.n_first_bad ? r.first_bad[0] : UINT64_MAX;
+	dmt_file_close(&meta);
+	return err;
+}
+
+Test(integrity_ops, large_transfers_match_chunks, .init = ops_setup,
+     .fini = ops_teardown)
+{
+	static const unsigned int il[] = { 32768, 65536, 32768 };
+	static const unsigned int ss[] = { 512, 512, 4096 };
+	char *pa = th_path(dir, "pa"), *pb = th_path(dir, "pb");
+	uint64_t len = (40u << 20) + 3 * 4096, bad, first;
+	uint8_t *buf = malloc(len);
+	int fd;
+
+	th_fill_random(buf, len, 11);
+	memset(buf + (17u << 20), 0, 1u << 20);	/* zeros, in unit 1 */
+	th_write_file(pa, buf, len);
+	/* the same bytes with a hole where the zeros are */
+	fd = open(pb, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	cr_assert_eq(ftruncate(fd, (off_t)len), 0);
+	cr_assert_eq(pwrite(fd, buf, 17u << 20, 0), 17 << 20);
+	cr_assert_eq(pwrite(fd, buf + (18u << 20), len - (18u << 20),
+			    18u << 20), (ssize_t)(len - (18u << 20)));
+	close(fd);
+	for (int i = 0; i < 3; i++) {
+		char *ia = th_path(dir, "ia"), *ib = th_path(dir, "ib");
+		char ha[65], hb[65];
+
+		format_from(ia, pa, il[i], ss[i], 1 + i % 2);
+		format_from(ib, pb, il[i], ss[i], 2 - i % 2);
+		th_sha256_file(ia, ha);
+		th_sha256_file(ib, hb);
+		cr_expect_str_eq(ha, hb, "case %d: the images differ", i);
+		cr_expect_eq(check_image(ia, &bad, &first), 0);
+		cr_expect_eq(check_image(ib, &bad, &first), 0);
+		/* logical byte 5 MiB + 1: unit 0, sector 10240 */
+		{
+			struct dmt_integrity_sb sb;
+			struct dmt_integrity_geom g;
+			struct stat st;
+			uint64_t phys;
+
+			cr_assert_eq(read_sb(ia, &sb), 0);
+			cr_assert_eq(stat(ia, &st), 0);
+			cr_assert_eq(dmt_integrity_geom_from_sb(
+					     &sb, false, (uint64_t)st.st_size >> 9,
+					     0, 0, &g, NULL), 0);
+			phys = dmt_integrity_data_sector(&g, 10240) * 512 + 1;
+			th_flip_byte(ia, phys, 0x10);
+		}
+		cr_expect_eq(check_image(ia, &bad, &first), -EBADMSG);
+		cr_expect_eq(bad, 1, "case %d", i);
+		cr_expect_eq(first, 10240, "case %d", i);
+		unlink(ia);
+		unlink(ib);
+		free(ia);
+		free(ib);
+	}
+	free(buf);
+	free(pa);
+	free(pb);
 }

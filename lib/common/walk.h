@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The walk every bulk pass of the library runs on (verity build and
+ * verify, FEC encode and scan, integrity format, check and recalculate).
+ *
+ * A pass is a range of items (blocks, units, groups) handed out in chunks
+ * to worker threads (lib/common/threads), optionally in windows with a
+ * hook before (read-ahead) and after (flushing level buffers) each one.
+ * The walk owns what those passes used to write each for itself:
+ * - progress: one accumulator, reported through struct dmt_progress every
+ *   `step` bytes and at the end;
+ * - cancellation: a progress callback returning non-zero stops the walk,
+ *   which returns -EINTR;
+ * - the first error: the failure at the lowest item wins (every item below
+ *   it still runs, every item above it is skipped), so the error and the
+ *   file reported are the same whatever the thread count;
+ * - hole splitting (dmt_walk_extents), the one user of SEEK_DATA/SEEK_HOLE.
+ * Internal to the library: not part of include/dmt.
+ */
+#ifndef DMT_LIB_COMMON_WALK_H
+#define DMT_LIB_COMMON_WALK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dmt/io.h>
+#include <dmt/progress.h>
+
+/* Progress is reported at most once per this many bytes (and at the end). */
+#define DMT_WALK_PROGRESS_STEP (8ull << 20)
+
+struct dmt_walk {
+	unsigned int threads;		/* workers of every pass (>= 1) */
+	struct dmt_progress progress;
+	uint64_t total;			/* progress total, bytes */
+	uint64_t step;			/* report every step bytes */
+	/* state: use the functions below */
+	pthread_mutex_t lock;
+	uint64_t done, reported;
+	uint64_t stop_at;		/* items >= stop_at are not run */
+	bool cancelled;
+	bool failed;
+	int err;			/* the first error (lowest item) */
+	uint64_t err_item;
+	const struct dmt_file *err_file;	/* its file, if an I/O error */
+	int err_code;			/* the caller's reason code for it */
+};
+
+/* One pass over items [0, items), chunk items per call of fn. */
+struct dmt_walk_pass {
+	uint64_t items;
+	uint64_t chunk;			/* 0: 1 */
+	uint64_t window;		/* items per window; 0: one window */
+	unsigned int threads;		/* 0: the walk's; fewer when small */
+	/* fn(ctx, worker, begin, end): worker is 0..threads-1 */
+	int (*fn)(void *ctx, unsigned int worker, uint64_t begin,
+		  uint64_t end);
+	/* on the calling thread, around every window (optional) */
+	int (*window_begin)(void *ctx, uint64_t begin, uint64_t end);
+	int (*window_end)(void *ctx, uint64_t begin, uint64_t end);
+	void *ctx;
+	uint64_t base;			/* added to item numbers for ordering
+					 * errors across passes of one walk */
+};
+
+/* threads 0: dmt_default_threads(). progress may be NULL. */
+void dmt_walk_init(struct dmt_walk *w, unsigned int threads,
+		   const struct dmt_progress *progress, uint64_t total);
+void dmt_walk_destroy(struct dmt_walk *w);
+
+/* Runs a pass; 0, or the walk's first error (also kept for later). */
+int dmt_walk_run(struct dmt_walk *w, const struct dmt_walk_pass *pass);
+
+/* Adds finished bytes, reports now and then; -EINTR once cancelled. */
+int dmt_walk_progress(struct dmt_walk *w, uint64_t bytes);
+
+/*
+ * Records err (not 0) as a failure of the item being run on this thread
+ * (outside a pass: item 0 of the walk), with the file it hit when it is
+ * an I/O error (f may be NULL; -EINTR and -ENOMEM never name a file) and
+ * the caller's reason code.  The lowest item wins.  Returns err.
+ */
+int dmt_walk_fail(struct dmt_walk *w, int err, const struct dmt_file *f,
+		  int code);
+
+/* True when the item being run on this thread need not finish (an error
+ * at a lower item, or cancellation). */
+bool dmt_walk_stopped(struct dmt_walk *w);
+
+/* The first error's file and code (NULL / 0 when none). */
+const struct dmt_file *dmt_walk_error_file(const struct dmt_walk *w);
+int dmt_walk_error_code(const struct dmt_walk *w);
+
+/*
+ * Cuts [off, end) of f into runs of whole blocks of bs bytes (counted from
+ * off) that lie inside a hole, and runs that may hold data (a partial
+ * block at either side of a hole counts as data), and calls
+ * fn(ctx, run_off, run_len, data) for each in order.  Where the file
+ * system cannot tell, everything is data.  Stops at fn's first non-zero
+ * return, which it returns.
+ */
+typedef int (*dmt_extent_fn)(void *ctx, uint64_t off, uint64_t len,
+			     bool data);
+int dmt_walk_extents(struct dmt_file *f, uint64_t off, uint64_t end,
+		     uint32_t bs, dmt_extent_fn fn, void *ctx);
+
+/* True when no byte of [off, end) lies in a hole (as far as the file
+ * system tells). */
+bool dmt_walk_all_data(struct dmt_file *f, uint64_t off, uint64_t end);
+
+#endif /* DMT_LIB_COMMON_WALK_H */
