@@ -120,11 +120,12 @@ static int key_size_ok(const char *path, uint64_t size, size_t want,
 static int read_key_file(const char *path, size_t want, const char *size_opt,
 			 uint8_t **key, size_t *len)
 {
-	struct dmt_file f = { .fd = -1 };
+	struct dmt_file f;
 	uint64_t size = 0;
 	uint8_t *buf = NULL;
 	int err;
 
+	dmt_file_init(&f);
 	err = dmt_file_open(&f, path, DMT_OPEN_READ);
 	if (!err)
 		err = dmt_file_size(&f, &size);

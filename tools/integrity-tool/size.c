@@ -13,9 +13,10 @@
 static int payload_size(struct cli *c, uint64_t *bytes)
 {
 	const char *data = it_of(c)->data_path;
-	struct dmt_file f = { .fd = -1 };
+	struct dmt_file f;
 	int err;
 
+	dmt_file_init(&f);
 	if (cli_given(c, O_PAYLOAD_SIZE)) {
 		*bytes = cli_num(c, O_PAYLOAD_SIZE, 0);
 		return 0;
