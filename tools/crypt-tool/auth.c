@@ -281,10 +281,9 @@ static void report_bad(struct cli *c, const struct dmt_auth_result *r,
 		for (size_t i = 0; i < r->n_first_bad; i++)
 			printf("bad sector %" PRIu64 "\n", r->first_bad[i]);
 	if (r->bad)
-		tool_err("%s: %" PRIu64 " of %" PRIu64 " sectors failed authentication%s (sectors in 512-byte units of the mapped device)%s",
-			 ct->image, r->bad, r->sectors,
-			 r->bad > r->n_first_bad ? ", the first listed" : "",
-			 what);
+		tool_err("%s: %" PRIu64 " of %" PRIu64 " %u-byte sectors failed authentication (%s listed in 512-byte units of the mapped device, as the kernel names them)%s",
+			 ct->image, r->bad, r->sectors, r->geom.spb << 9,
+			 r->bad > r->n_first_bad ? "the first" : "all", what);
 }
 
 static void result_json(struct cli *c, const struct dmt_auth_result *r,
