@@ -371,10 +371,15 @@ Test(crypt_tool_auth, bad_input, .init = setup, .fini = teardown,
 	cr_expect(strstr(err, msg), "%s / %s", err, msg);
 	free(err);
 	cr_expect(!exists("x.img") && no_leftovers());
-	rc = ct(NULL, &err, "format " CHEAP " --integrity hmac-sha256 --cipher "
-		"aes-xts-random --device-size %" PRIu64 " --data-from pay x.img",
-		need);
+	rc = ct(NULL, &err, "format --progress-json " CHEAP " --integrity "
+		"hmac-sha256 --cipher aes-xts-random --device-size %" PRIu64
+		" --data-from pay x.img", need);
 	cr_expect_eq(rc, 0, "%s", err);
+	cr_expect(strstr(err, "{\"device\":\"x.img\""), "no progress: %s", err);
+	free(err);
+	rc = ct(NULL, &err, "check --progress-json --key-file pw x.img");
+	cr_expect_eq(rc, 0, "%s", err);
+	cr_expect(strstr(err, "{\"device\":\"x.img\""), "no progress: %s", err);
 	free(err);
 	/* wrong passphrase: check and decrypt exit 2, no output */
 	th_write_file(pay, "wrong", 5);

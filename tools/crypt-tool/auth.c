@@ -189,7 +189,17 @@ int ct_auth_format(struct cli *c)
 	im.device_size_auto = is_auto || (!given && created);
 	im.wipe = cli_given(c, O_WIPE);
 	im.threads = c->threads;
+	tool_progress_init(&ct->progress, ct->image, "written",
+			   c->progress_frequency, c->progress_json);
+	im.progress = tool_progress_hook(&ct->progress);
 	err = dmt_auth_format(&im, &r);
+	tool_progress_finish(&ct->progress, !err);
+	if (err == -EINTR) {
+		tool_err("%s: format interrupted; %s", ct->image, created ?
+			 "nothing was written" :
+			 "the image is incomplete (run format again)");
+		return err;
+	}
 	if (err == -ENOSPC && r.reason.code == DMT_REASON_AUTH_TOO_SMALL) {
 		tool_err("%s: the payload (%" PRIu64 " bytes) needs a device of %"
 			 PRIu64 " bytes with --integrity %s and %u-byte sectors, the device would have %" PRIu64,
@@ -309,8 +319,10 @@ static void result_json(struct cli *c, const struct dmt_auth_result *r,
 	cli_json_print(c, j);
 }
 
-/* An image with an integrity segment into im (after ct_luks2_unlock). */
-static void auth_image(struct cli *c, struct dmt_auth_image *im)
+/* An image with an integrity segment into im (after ct_luks2_unlock),
+ * progress under name. */
+static void auth_image(struct cli *c, struct dmt_auth_image *im,
+		       const char *name, const char *verb)
 {
 	struct ct *ct = ct_of(c);
 
@@ -319,6 +331,9 @@ static void auth_image(struct cli *c, struct dmt_auth_image *im)
 	im->header = cli_given(c, O_HEADER) ? &ct->header_file : NULL;
 	im->data = &ct->image_file;
 	im->threads = c->threads;
+	tool_progress_init(&ct->progress, name, verb, c->progress_frequency,
+			   c->progress_json);
+	im->progress = tool_progress_hook(&ct->progress);
 }
 
 int ct_cmd_check(struct cli *c)
@@ -342,8 +357,11 @@ int ct_cmd_check(struct cli *c)
 			 ct->image);
 		return -EMEDIUMTYPE;
 	}
-	auth_image(c, &im);
+	auth_image(c, &im, ct->image, "verified");
 	err = dmt_auth_check(&im, &r);
+	tool_progress_finish(&ct->progress, !err || err == -EBADMSG);
+	if (err == -EINTR)
+		return err;
 	if (err && err != -EBADMSG) {
 		ct_print_why(c, &r.reason, err, ct->image, "check failed");
 		return err;
@@ -367,10 +385,13 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 
 	if (err)
 		return err;
-	auth_image(c, &im);
+	auth_image(c, &im, out, "written");
 	im.output = &ct->out_file;
 	im.allow_bad = allow;
 	err = dmt_auth_decrypt_image(&im, &r);
+	tool_progress_finish(&ct->progress, !err || err == -EBADMSG);
+	if (err == -EINTR)
+		return err;
 	if (err && err != -EBADMSG) {
 		ct_print_why(c, &r.reason, err, ct->image, "decrypt failed");
 		return err;

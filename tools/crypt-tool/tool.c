@@ -144,8 +144,8 @@ static const struct cli_option options[O_COUNT] = {
 			  "too (still exit 2)", D, "allow_bad_sectors", 0, 0 },
 	[O_THREADS] = CLI_OPT_THREADS(F | D | K),
 	[O_JSON] = CLI_OPT_JSON(ALL),
-	[O_PROGRESS_FREQ] = CLI_OPT_PROGRESS_FREQUENCY(F | D),
-	[O_PROGRESS_JSON] = CLI_OPT_PROGRESS_JSON(F | D),
+	[O_PROGRESS_FREQ] = CLI_OPT_PROGRESS_FREQUENCY(F | D | K),
+	[O_PROGRESS_JSON] = CLI_OPT_PROGRESS_JSON(F | D | K),
 };
 
 static int prepare(struct cli *c)
