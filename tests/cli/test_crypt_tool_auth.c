@@ -402,4 +402,69 @@ Test(crypt_tool_auth, bad_input, .init = setup, .fini = teardown,
 	cr_expect(!exists("out") && no_leftovers());
 	free(pay);
 }
+
+/* --volume-key-file (cipher key || MAC key), --uuid, --label reach the
+ * header libcryptsetup reads; format again in place over an existing
+ * image keeps its size and gives the new payload. */
+Test(crypt_tool_auth, key_options_and_in_place, .init = setup,
+     .fini = teardown, .timeout = 60)
+{
+	static const char uuid[] = "01234567-89ab-cdef-0123-456789abcdef";
+	char *vkp = path("vk"), *pay = path("pay"), *img = path("k.img");
+	char *out_path = path("out"), *err, vk[128];
+	uint8_t key[96], *got, *want;
+	size_t vk_len = sizeof(vk), len;
+	struct crypt_device *cd;
+	struct stat st;
+	uint64_t size;
+	int rc;
+
+	th_fill_random(key, sizeof(key), 11);
+	th_write_file(vkp, key, sizeof(key));
+	th_write_random_file(pay, 50000, 12);
+	rc = ct(NULL, &err, "format " CHEAP " --integrity hmac-sha256 --cipher "
+		"aes-xts-random --volume-key-file vk --uuid %s --label AUTH "
+		"--device-size 18M --data-from pay k.img", uuid);
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	cr_assert_eq(crypt_init(&cd, img), 0);
+	cr_assert_eq(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+	cr_expect_str_eq(crypt_get_uuid(cd), uuid);
+	cr_expect_str_eq(crypt_get_label(cd), "AUTH");
+	cr_assert_geq(crypt_volume_key_get(cd, CRYPT_ANY_SLOT, vk, &vk_len,
+					   PASS, strlen(PASS)), 0);
+	cr_assert_eq(vk_len, sizeof(key));
+	cr_expect_eq(memcmp(vk, key, sizeof(key)), 0, "volume key differs");
+	crypt_free(cd);
+	/* a volume key file shorter than cipher + MAC key is refused */
+	th_write_file(vkp, key, 64);
+	rc = ct(NULL, &err, "format " CHEAP " --integrity hmac-sha256 --cipher "
+		"aes-xts-random --volume-key-file vk --data-from pay k2.img");
+	cr_expect_eq(rc, 1, "%s", err);
+	free(err);
+	cr_expect(!exists("k2.img") && no_leftovers());
+	/* in place: the old size stays, the new payload comes back */
+	cr_assert_eq(stat(img, &st), 0);
+	size = (uint64_t)st.st_size;
+	th_write_random_file(pay, 70000, 13);
+	rc = ct(NULL, &err, "format --batch-mode " CHEAP " --integrity aead "
+		"--cipher aes-gcm-random --wipe --data-from pay k.img");
+	cr_assert_eq(rc, 0, "%s", err);
+	free(err);
+	cr_assert_eq(stat(img, &st), 0);
+	cr_expect_eq((uint64_t)st.st_size, size);
+	rc = ct(NULL, &err, "check --key-file pw k.img");
+	cr_expect_eq(rc, 0, "%s", err);
+	free(err);
+	cr_assert_eq(ct(NULL, NULL, "decrypt --key-file pw k.img out"), 0);
+	got = th_read_file(out_path, &len);
+	want = th_read_file(pay, &len);
+	cr_expect_eq(memcmp(got, want, len), 0);
+	free(got);
+	free(want);
+	free(vkp);
+	free(pay);
+	free(img);
+	free(out_path);
+}
 #endif

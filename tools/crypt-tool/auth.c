@@ -381,7 +381,7 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 	struct dmt_auth_image im;
 	struct dmt_auth_result r;
 	bool created, allow = cli_given(c, O_ALLOW_BAD);
-	int err = ct_open_output(&ct->out_file, out, false, &created);
+	int done, err = ct_open_output(&ct->out_file, out, false, &created);
 
 	if (err)
 		return err;
@@ -401,16 +401,9 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 	/* refused: the output is never left under its name */
 	if (err && !allow)
 		return err;
-	{
-		int e = dmt_file_sync(&ct->out_file);
-
-		if (!e && created)
-			e = dmt_file_commit(&ct->out_file);
-		if (e) {
-			tool_err_errno(out, "cannot write the output", e);
-			return e;
-		}
-	}
+	done = finish(&ct->out_file, created);
+	if (done)
+		return done;
 	if (c->json)
 		result_json(c, &r, out);
 	return err;
