@@ -396,6 +396,9 @@ Test(crypt_tool_auth, bad_input, .init = setup, .fini = teardown,
 	rc = ct(NULL, &err, "check --key-file pw y.img");
 	cr_expect_eq(rc, 4, "%s", err);
 	free(err);
+	rc = ct(NULL, &err, "check --type plain --key-file pw y.img");
+	cr_expect_eq(rc, 1, "%s", err);
+	free(err);
 	rc = ct(NULL, &err, "decrypt --allow-bad-sectors --key-file pw y.img out");
 	cr_expect_eq(rc, 1, "%s", err);
 	free(err);

@@ -42,7 +42,7 @@ static const struct cli_command commands[CMD_COUNT] = {
 static const struct cli_option options[O_COUNT] = {
 	[O_TYPE] = { "type", 'M', STR, "TYPE",
 		     "plain or luks2 (default luks2; decrypt: from the header)",
-		     F | D | S | K, "type", 0, 0 },
+		     F | D | S, "type", 0, 0 },
 	[O_CIPHER] = { "cipher", 'c', STR, "CIPHER",
 		       "aes-xts-plain64 (default), aes-xts-plain, "
 		       "aes-cbc-essiv:sha256 or aes-cbc-plain64; with "
