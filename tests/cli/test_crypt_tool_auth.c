@@ -169,6 +169,8 @@ Test(crypt_tool_auth, every_combination_round_trips, .init = setup,
 		cr_assert_eq(rc, 0, "%s: %s", k->integrity, err);
 		mapped = json_u64(out, "mapped_size");
 		dev = json_u64(out, "device_size");
+		cr_expect_eq(json_u64(out, "iterations"), 1000);
+		cr_expect_eq(json_u64(out, "tag_size"), k->tag);
 		cr_assert_geq(mapped, plen);
 		free(out);
 		free(err);

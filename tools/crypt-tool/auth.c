@@ -130,11 +130,28 @@ static int finish(struct dmt_file *f, bool created)
 	return err;
 }
 
+/* --device-size on a block device: no larger than the device. */
+static int fits_device(struct cli *c, uint64_t want)
+{
+	struct ct *ct = ct_of(c);
+	uint64_t have;
+	int err = ct_file_size(&ct->image_file, &have);
+
+	if (!err && want > have) {
+		tool_err("%s: --device-size %" PRIu64 " is larger than the device (%"
+			 PRIu64 " bytes)", ct->image, want, have);
+		err = -ENOSPC;
+	}
+	return err;
+}
+
 static void format_json(struct cli *c, const struct dmt_auth_result *r,
-			const struct ct_map *m, int keyslot)
+			const struct ct_map *m, int keyslot,
+			const struct dmt_luks2_pbkdf *pbkdf)
 {
 	struct ct *ct = ct_of(c);
 	json_object *j = json_object_new_object();
+	json_object *k = json_object_new_object();
 
 	cli_json_add_str(j, "image", ct->image);
 	cli_json_add_str(j, "type", "luks2");
@@ -154,6 +171,15 @@ static void format_json(struct cli *c, const struct dmt_auth_result *r,
 		cli_json_add_str(j, "header", cli_str(c, O_HEADER));
 	cli_json_add_str(j, "uuid", dmt_luks2_uuid(ct->luks));
 	cli_json_add_u64(j, "keyslot", (uint64_t)keyslot);
+	cli_json_add_str(k, "type", pbkdf->type);
+	if (pbkdf->hash)
+		cli_json_add_str(k, "hash", pbkdf->hash);
+	cli_json_add_u64(k, "iterations", pbkdf->iterations);
+	if (!pbkdf->hash) {
+		cli_json_add_u64(k, "memory", pbkdf->memory_kb);
+		cli_json_add_u64(k, "parallel", pbkdf->parallel);
+	}
+	json_object_object_add(j, "pbkdf", k);
 	cli_json_print(c, j);
 }
 
@@ -178,6 +204,8 @@ int ct_auth_format(struct cli *c)
 		err = auth_header(c, &s, &m, &pbkdf, &keyslot);
 	if (!err)
 		err = open_for_format(c, &created, &hdr_created);
+	if (!err && given && !is_auto && dmt_file_is_blockdev(&ct->image_file))
+		err = fits_device(c, want);
 	if (err)
 		return err;
 	im.h = ct->luks;
@@ -219,10 +247,10 @@ int ct_auth_format(struct cli *c)
 	tool_verbose("cryptsetup open%s%s %s NAME", im.header ? " --header " : "",
 		     im.header ? cli_str(c, O_HEADER) : "", ct->image);
 	if (!im.wipe && r.geom.provided << 9 > r.payload_bytes)
-		tool_verbose("%s: the sectors after the payload fail to read until written (--wipe encrypts zeros there)",
-			     ct->image);
+		tool_info("%s: the sectors after the payload fail to read until written (--wipe encrypts zeros there)",
+			  ct->image);
 	if (c->json)
-		format_json(c, &r, &m, keyslot);
+		format_json(c, &r, &m, keyslot, &pbkdf);
 	return 0;
 }
 
