@@ -21,7 +21,9 @@
 /* cryptsetup's default upper limit of a passphrase / key file */
 #define CT_KEYFILE_MAX (8u << 20)
 
-enum ct_cmd { CMD_FORMAT, CMD_DECRYPT, CMD_DUMP, CMD_SIZE, CMD_COUNT };
+enum ct_cmd {
+	CMD_FORMAT, CMD_DECRYPT, CMD_DUMP, CMD_SIZE, CMD_CHECK, CMD_COUNT
+};
 
 /* Indices in the option table (tool.c), in --help order. */
 enum ct_opt {
@@ -31,7 +33,7 @@ enum ct_opt {
 	O_ITER_TIME, O_PBKDF_FORCE_ITER, O_KEYSLOT_CIPHER, O_KEYSLOT_KEY_SIZE,
 	O_KEY_SLOT, O_UUID, O_LABEL, O_SUBSYSTEM, O_METADATA_SIZE,
 	O_KEYSLOTS_SIZE, O_HEADER, O_DATA_FROM, O_DEVICE_SIZE, O_WIPE,
-	O_PAYLOAD_SIZE, O_THREADS, O_JSON, O_PROGRESS_FREQ, O_PROGRESS_JSON,
+	O_PAYLOAD_SIZE, O_INTEGRITY, O_ALLOW_BAD, O_THREADS, O_JSON, O_PROGRESS_FREQ, O_PROGRESS_JSON,
 	O_COUNT
 };
 
@@ -130,5 +132,21 @@ int ct_cmd_format(struct cli *c);
 int ct_cmd_decrypt(struct cli *c);
 int ct_cmd_dump(struct cli *c);
 int ct_cmd_size(struct cli *c);
+int ct_cmd_check(struct cli *c);
+
+/* format.c: --data-from opened (differs from the image and --header). */
+int ct_open_payload(struct cli *c, uint64_t *size);
+/* decrypt.c: the LUKS2 header of the image (or --header) loaded into
+ * ct->luks and unlocked with the passphrase (exit 2 when it is wrong). */
+int ct_luks2_unlock(struct cli *c);
+
+/* auth.c: authenticated LUKS2 (--integrity). */
+int ct_auth_format(struct cli *c);
+int ct_auth_size(struct cli *c, uint64_t payload);
+/* decrypt of an image whose header has an integrity segment (after
+ * ct_luks2_unlock); out is the output path. */
+int ct_auth_decrypt(struct cli *c, const char *out);
+/* Whether the loaded header has an integrity segment. */
+bool ct_auth_header(struct cli *c);
 
 #endif /* DMT_CRYPT_TOOL_CT_H */

@@ -20,14 +20,11 @@ static int load_error(int err)
 	return err == -ENOMEM ? err : -EMEDIUMTYPE;
 }
 
-static int luks2_map(struct cli *c, struct ct_map *m, const uint8_t **key,
-		     bool *fixed)
+int ct_luks2_unlock(struct cli *c)
 {
 	struct ct *ct = ct_of(c);
 	struct dmt_file *hf = &ct->image_file;
-	struct dmt_luks2_segment seg;
 	struct dmt_reason why = { 0 };
-	size_t len;
 	int err, slot = (int)cli_num(c, O_KEY_SLOT, (uint64_t)-1);
 
 	if (cli_given(c, O_HEADER)) {
@@ -57,6 +54,16 @@ static int luks2_map(struct cli *c, struct ct_map *m, const uint8_t **key,
 		return err == -EPERM ? TOOL_EXIT_VERIFY : err;
 	}
 	tool_verbose("Key slot %d unlocked.", err);
+	return 0;
+}
+
+static int luks2_map(struct cli *c, struct ct_map *m, const uint8_t **key,
+		     bool *fixed)
+{
+	struct ct *ct = ct_of(c);
+	struct dmt_luks2_segment seg;
+	size_t len;
+
 	dmt_luks2_get_segment(ct->luks, &seg);
 	*key = dmt_luks2_volume_key(ct->luks, &len);
 	memset(m, 0, sizeof(*m));
@@ -139,6 +146,17 @@ int ct_cmd_decrypt(struct cli *c)
 		tool_err("%s: no LUKS2 header (a plain image needs --type plain and the options it was formatted with)",
 			 ct->image);
 		return -EMEDIUMTYPE;
+	}
+	if (luks) {
+		err = ct_luks2_unlock(c);
+		if (err)
+			return err;
+		if (ct_auth_header(c))
+			return ct_auth_decrypt(c, out);
+	}
+	if (cli_given(c, O_ALLOW_BAD)) {
+		tool_err("--allow-bad-sectors applies to authenticated LUKS2 images (--integrity) only");
+		return -EINVAL;
 	}
 	err = luks ? luks2_map(c, &m, &key, &fixed) : plain_map(c, &m, &key);
 	if (!err)

@@ -34,7 +34,7 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-static int open_payload(struct cli *c, struct plan *pl)
+int ct_open_payload(struct cli *c, uint64_t *size)
 {
 	struct ct *ct = ct_of(c);
 	const char *payload = cli_str(c, O_DATA_FROM);
@@ -60,7 +60,7 @@ static int open_payload(struct cli *c, struct plan *pl)
 		tool_err_errno(payload, "cannot read the payload", err);
 		return err;
 	}
-	return ct_file_size(&ct->payload_file, &pl->payload);
+	return ct_file_size(&ct->payload_file, size);
 }
 
 /* The image's size: --device-size, auto (a new file's default), or
@@ -379,9 +379,16 @@ int ct_cmd_format(struct cli *c)
 	struct plan pl = { 0 };
 	int err;
 
+	if (cli_given(c, O_INTEGRITY)) {
+		if (ct->type != CT_LUKS2) {
+			tool_err("--integrity applies to --type luks2 only");
+			return -EINVAL;
+		}
+		return ct_auth_format(c);
+	}
 	err = ct_map_options(c, &pl.m);
 	if (!err)
-		err = open_payload(c, &pl);
+		err = ct_open_payload(c, &pl.payload);
 	if (err)
 		return err;
 	if (ct->type == CT_LUKS2 && (cli_given(c, O_SKIP) ||

@@ -6,7 +6,35 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dmt/crypt_auth.h>
+
 #include "tools/crypt-tool/ct.h"
+
+static bool auth_text(const struct dmt_reason *r, char *buf, size_t size)
+{
+	switch (r->code) {
+	case DMT_REASON_AUTH_COMBINATION:
+		snprintf(buf, size, "--cipher/--integrity: '%s' is not a supported combination (supported: %s)",
+			 r->name ? r->name : "?", dmt_auth_supported());
+		return true;
+	case DMT_REASON_AUTH_KEY_SIZE:
+		snprintf(buf, size, "--key-size: %" PRIu64 " bits is not valid for this cipher with --integrity",
+			 r->value * 8);
+		return true;
+	case DMT_REASON_AUTH_TOO_SMALL:
+		snprintf(buf, size, "the payload (%" PRIu64 " bytes) needs a device of %" PRIu64 " bytes",
+			 r->value, r->min);
+		return true;
+	case DMT_REASON_AUTH_NO_INTEGRITY:
+		snprintf(buf, size, "the LUKS2 header has no integrity segment we know");
+		return true;
+	case DMT_REASON_AUTH_SB:
+		snprintf(buf, size, "the dm-integrity superblock is missing or does not match the header (%s)",
+			 r->field ? r->field : "?");
+		return true;
+	}
+	return false;
+}
 
 static bool luks2_text(const struct dmt_reason *r, char *buf, size_t size)
 {
@@ -75,7 +103,7 @@ bool ct_reason_text(const struct cli *c, const struct dmt_reason *r,
 		snprintf(buf, size, "the cipher refused the key (an XTS key needs two different halves)");
 		return true;
 	}
-	return luks2_text(r, buf, size);
+	return luks2_text(r, buf, size) || auth_text(r, buf, size);
 }
 
 void ct_print_why(const struct cli *c, const struct dmt_reason *r, int err,

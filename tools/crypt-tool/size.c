@@ -26,6 +26,13 @@ int ct_cmd_size(struct cli *c)
 		return -EINVAL;
 	}
 	payload = cli_num(c, O_PAYLOAD_SIZE, 0);
+	if (cli_given(c, O_INTEGRITY)) {
+		if (ct->type != CT_LUKS2) {
+			tool_err("--integrity applies to --type luks2 only");
+			return -EINVAL;
+		}
+		return ct_auth_size(c, payload);
+	}
 	err = ct_map_options(c, &m);
 	if (!err && ct->type == CT_LUKS2)
 		err = ct_luks2_params(c, &m, &p);

@@ -15,7 +15,8 @@
 #define D CLI_CMD(CMD_DECRYPT)
 #define P CLI_CMD(CMD_DUMP)
 #define S CLI_CMD(CMD_SIZE)
-#define ALL (F | D | P | S)
+#define K CLI_CMD(CMD_CHECK)
+#define ALL (F | D | P | S | K)
 
 static const struct cli_command commands[CMD_COUNT] = {
 	[CMD_FORMAT] = { "format", ct_cmd_format,
@@ -30,6 +31,9 @@ static const struct cli_command commands[CMD_COUNT] = {
 	[CMD_SIZE] = { "size", ct_cmd_size,
 		       "print the image size --device-size auto gives a payload",
 		       "--payload-size BYTES", 0, 0 },
+	[CMD_CHECK] = { "check", ct_cmd_check,
+			"verify every sector's tag of an authenticated LUKS2 image",
+			"<image>", 1, 1 },
 };
 
 #define STR CLI_STRING
@@ -41,11 +45,13 @@ static const struct cli_option options[O_COUNT] = {
 		     F | D | S, "type", 0, 0 },
 	[O_CIPHER] = { "cipher", 'c', STR, "CIPHER",
 		       "aes-xts-plain64 (default), aes-xts-plain, "
-		       "aes-cbc-essiv:sha256 or aes-cbc-plain64", F | D | S,
+		       "aes-cbc-essiv:sha256 or aes-cbc-plain64; with "
+		       "--integrity: aes-xts-random, aes-gcm-random, "
+		       "chacha20-random or aegis128-random", F | D | S,
 		       "cipher", 0, 0 },
 	[O_KEY_SIZE] = { "key-size", 's', NUM, "BITS",
-			 "Volume key size in bits (default 512 XTS, 256 CBC)",
-			 F | D, "key_size", 4096, 0 },
+			 "Volume key size in bits (default 512 XTS, 256 CBC; "
+			 "--integrity: the cipher part)", F | D | S, "key_size", 4096, 0 },
 	[O_SECTOR_SIZE] = { "sector-size", 0, NUM, "BYTES",
 			    "Encryption sector size, 512..4096 (default: LUKS2 "
 			    "4096, plain 512)", F | D | S, "sector_size", 4096,
@@ -56,12 +62,12 @@ static const struct cli_option options[O_COUNT] = {
 		     0 },
 	[O_KEY_FILE] = { "key-file", 'd', STR, "FILE",
 			 "Passphrase (LUKS2) or key (plain) from FILE; - is stdin",
-			 F | D, "key_file", 0, 0 },
+			 F | D | K, "key_file", 0, 0 },
 	[O_KEYFILE_OFFSET] = { "keyfile-offset", 0, NUM, "BYTES",
-			       "Skip BYTES at the start of the key file", F | D,
+			       "Skip BYTES at the start of the key file", F | D | K,
 			       "keyfile_offset", 0, 0 },
 	[O_KEYFILE_SIZE] = { "keyfile-size", 'l', NUM, "BYTES",
-			     "Read at most BYTES of the key file", F | D,
+			     "Read at most BYTES of the key file", F | D | K,
 			     "keyfile_size", CT_KEYFILE_MAX, 0 },
 	[O_OFFSET] = { "offset", 'o', NUM, "SECTORS",
 		       "Data start in 512-byte sectors (plain default 0, LUKS2 "
@@ -99,7 +105,7 @@ static const struct cli_option options[O_COUNT] = {
 				 "keyslot.key_size", 4096, 0 },
 	[O_KEY_SLOT] = { "key-slot", 'S', NUM, "N",
 			 "Keyslot to use (format: default 0; decrypt: any)",
-			 F | D, "keyslot", DMT_LUKS2_KEYSLOTS_MAX - 1, 0 },
+			 F | D | K, "keyslot", DMT_LUKS2_KEYSLOTS_MAX - 1, 0 },
 	[O_UUID] = { "uuid", 0, STR, "UUID", "LUKS2 UUID (default random)", F,
 		     "uuid", 0, 0 },
 	[O_LABEL] = { "label", 0, STR, "LABEL", "LUKS2 label", F, "label", 0,
@@ -114,7 +120,7 @@ static const struct cli_option options[O_COUNT] = {
 			      "keyslots_size", 0, 0 },
 	[O_HEADER] = { "header", 0, STR, "FILE",
 		       "LUKS2 header in FILE (detached); <image> holds the data",
-		       F | D | P | S, "header", 0, 0 },
+		       F | D | P | S | K, "header", 0, 0 },
 	[O_DATA_FROM] = { "data-from", 0, STR, "FILE",
 			  "Payload placed at the start of the mapped device", F,
 			  "data_from", 0, 0 },
@@ -128,10 +134,18 @@ static const struct cli_option options[O_COUNT] = {
 	[O_PAYLOAD_SIZE] = { "payload-size", 0, CLI_SIZE, "BYTES",
 			     "Payload size for the size command", S,
 			     "payload_size", 0, 0 },
-	[O_THREADS] = CLI_OPT_THREADS(F | D),
+	[O_INTEGRITY] = { "integrity", 'I', STR, "ALG",
+			  "Authenticated LUKS2: hmac-sha256, hmac-sha512, "
+			  "hmac-sha1 (aes-xts-random), aead (aes-gcm-random, "
+			  "aegis128-random) or poly1305 (chacha20-random)",
+			  F | S, "integrity", 0, 0 },
+	[O_ALLOW_BAD] = { "allow-bad-sectors", 0, CLI_NONE, NULL,
+			  "Authenticated LUKS2: write sectors whose tag fails "
+			  "too (still exit 2)", D, "allow_bad_sectors", 0, 0 },
+	[O_THREADS] = CLI_OPT_THREADS(F | D | K),
 	[O_JSON] = CLI_OPT_JSON(ALL),
-	[O_PROGRESS_FREQ] = CLI_OPT_PROGRESS_FREQUENCY(F | D),
-	[O_PROGRESS_JSON] = CLI_OPT_PROGRESS_JSON(F | D),
+	[O_PROGRESS_FREQ] = CLI_OPT_PROGRESS_FREQUENCY(F | D | K),
+	[O_PROGRESS_JSON] = CLI_OPT_PROGRESS_JSON(F | D | K),
 };
 
 static int prepare(struct cli *c)

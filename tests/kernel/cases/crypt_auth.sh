@@ -1,23 +1,25 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Authenticated dm-crypt (LUKS2 with an integrity segment), made offline by
-# lib/crypt through the test-only front end tests/kernel/tool/authimg:
-#  crypt-auth-COMBO-SS        forward: authimg format (payload + --wipe) on the
+# crypt-tool format --integrity and checked by crypt-tool check / decrypt
+# (the test-only tests/kernel/tool/authimg is no longer used here):
+#  crypt-auth-COMBO-SS        forward: crypt-tool format (payload + --wipe) on the
 #                             host; the guest opens it with cryptsetup, with
 #                             and without --integrity-no-journal, reads every
 #                             sector of the mapped device and compares with
 #                             payload + zeros, writes 64 KiB through dm-crypt
-#                             and closes; authimg check then still passes.
+#                             and closes; crypt-tool check then still passes.
 #  crypt-auth-COMBO-SS.corrupt one ciphertext byte and one tag byte flipped:
-#                             authimg check names exactly those sectors
+#                             crypt-tool check names exactly those sectors
 #                             (512-byte units) and the kernel fails them with
 #                             EILSEQ and "INTEGRITY AEAD ERROR, sector N".
 #  crypt-auth-nowipe-*        without wipe: the payload reads back.
 #  crypt-auth-rev-*           reverse: luksFormat --integrity (with the
 #                             kernel's wipe) in the guest, a payload written
-#                             through dm-crypt; authimg check passes and
-#                             authimg decrypt gives the payload back.
-AUTHIMG=${AUTHIMG:-$O/tests/kernel/authimg}
+#                             through dm-crypt; crypt-tool check passes and
+#                             crypt-tool decrypt gives the payload back.
+: "${CRYPT_TOOL:=$(cd "$(dirname "${VERITY_TOOL:-build/x}")" 2>/dev/null && pwd)/crypt-tool}"
+CA_KEY=(--key-file pass.bin)
 CA_DOFF=1048576		# data offset: keeps the images small
 CA_PAYLOAD=1048576
 
@@ -41,18 +43,20 @@ ca_fwd() { # COMBO SS [nowipe|detached]
 	nowipe) nowipe=1 ;;
 	detached) detached=1 doff=0 ;;
 	esac
-	[ -x "$AUTHIMG" ] || skip "authimg not built"
+	[ -x "$CRYPT_TOOL" ] || fail "host tool failed: $CRYPT_TOOL not found (make tools)"
 	printf 'kernel test passphrase' >pass.bin
 	mkrand payload.bin "$CA_PAYLOAD"
 	rm -f img.bin hdr.bin
-	local -a w=(-w) h=()
+	local -a w=(--wipe) h=()
 	[ -n "$nowipe" ] && w=()
-	[ -n "$detached" ] && h=(-H hdr.bin)
-	tool "$AUTHIMG" format -c "${c[0]}" -i "${c[1]}" -k "${c[2]}" -s "$ss" \
-		-O "$doff" -p pass.bin -d payload.bin "${w[@]}" "${h[@]}" img.bin
+	[ -n "$detached" ] && h=(--header hdr.bin)
+	tool "$CRYPT_TOOL" format --json --type luks2 --cipher "${c[0]}" \
+		--integrity "${c[1]}" --key-size $((c[2] * 8)) --sector-size "$ss" \
+		--offset $((doff / 512)) --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+		"${CA_KEY[@]}" --data-from payload.bin "${w[@]}" "${h[@]}" img.bin
 	local prov
-	prov=$(awk '{print $4}' "$TOOL_OUT")
-	[ -n "$nowipe" ] || tool "$AUTHIMG" check -p pass.bin "${h[@]}" img.bin
+	prov=$(($(grep '"mapped_size"' "$TOOL_OUT" | tr -dc 0-9) / 512))
+	[ -n "$nowipe" ] || tool "$CRYPT_TOOL" check "${CA_KEY[@]}" "${h[@]}" img.bin
 	cp img.bin img.orig
 	echo "$prov" >prov
 	ready
@@ -77,7 +81,7 @@ ca_fwd() { # COMBO SS [nowipe|detached]
 	[ -n "$nowipe" ] || hook ca_after_write "${h[@]}"
 }
 ca_after_write() {
-	tool "$AUTHIMG" check -p pass.bin "$@" img.bin
+	tool "$CRYPT_TOOL" check "${CA_KEY[@]}" "$@" img.bin
 }
 
 # The dm-integrity part of the image starts at CA_DOFF: geometry from there.
@@ -91,11 +95,11 @@ ca_corrupt() { # PARENT SS
 	local a=$((nblk / 3)) b=$((nblk * 2 / 3)) c=$((nblk / 2))
 	flip_host img.bin $((CA_DOFF + $(idata_off $((a * spb))) + 100))
 	flip_host img.bin $((CA_DOFF + $(itag_off $((b * spb))) + 1))
-	tool_rc 2 "$AUTHIMG" check -p pass.bin img.bin
+	tool_rc 2 "$CRYPT_TOOL" check "${CA_KEY[@]}" img.bin
 	local got want
-	got=$(grep '^bad ' "$TOOL_OUT" | awk '{print $2}' | tr '\n' ' ')
+	got=$(grep '^bad sector ' "$TOOL_OUT" | awk '{print $3}' | tr '\n' ' ')
 	want="$((a * spb)) $((b * spb)) "
-	[ "$got" = "$want" ] || fail "authimg check named sectors '$got', expected '$want'"
+	[ "$got" = "$want" ] || fail "crypt-tool check named sectors '$got', expected '$want'"
 	genv IMG img.bin
 	genv PASS pass.bin
 	genv BS "$ss"
@@ -110,7 +114,7 @@ ca_rev() { # COMBO SS
 	local -a c
 	read -r -a c <<<"$(ca_combo "$1")"
 	local ss=$2
-	[ -x "$AUTHIMG" ] || skip "authimg not built"
+	[ -x "$CRYPT_TOOL" ] || fail "host tool failed: $CRYPT_TOOL not found (make tools)"
 	printf 'kernel test passphrase' >pass.bin
 	mkrand payload.bin "$CA_PAYLOAD"
 	rm -f img.bin
@@ -126,10 +130,10 @@ ca_rev() { # COMBO SS
 	hook ca_rev_after
 }
 ca_rev_after() {
-	tool "$AUTHIMG" check -p pass.bin img.bin
+	tool "$CRYPT_TOOL" check "${CA_KEY[@]}" img.bin
 	rm -f out.bin
-	tool "$AUTHIMG" decrypt -p pass.bin img.bin out.bin
-	cmp -n "$CA_PAYLOAD" out.bin payload.bin >/dev/null || fail "authimg decrypt of the kernel's image differs from what was written"
+	tool "$CRYPT_TOOL" decrypt "${CA_KEY[@]}" img.bin out.bin
+	cmp -n "$CA_PAYLOAD" out.bin payload.bin >/dev/null || fail "crypt-tool decrypt of the kernel's image differs from what was written"
 }
 
 for combo in xts-hmac-sha256 xts-hmac-sha512 xts-hmac-sha1 gcm-aead chacha20-poly1305 aegis128-aead; do
