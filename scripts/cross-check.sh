@@ -143,6 +143,11 @@ cross_one() {
 		 tests/support/*.c; do
 		[ -e "$f" ] && tests="$tests $O/${f%.c}.o"
 	done
+	tools=""
+	for d in tools/*/; do
+		d=${d%/}
+		[ "${d##*/}" = common ] || tools="$tools $O/${d##*/}"
+	done
 	tool_common=""
 	for f in tools/common/*.c; do
 		tool_common="$tool_common $O/${f%.c}.o"
@@ -155,12 +160,11 @@ cross_one() {
 	start=$(date +%s)
 	"$MAKE" -k -j"$jobs" "$@" "$O/libdmt.a" $tool_common \
 		"$O/tests/runner/runner.o" \
-		"$O/verity-tool" "$O/integrity-tool" $tests \
+		$tools $tests \
 		>"$O/logs/build.log" 2>&1
 	good="" bad=0
 	for obj in "$O/libdmt.a" $tool_common \
-		   "$O/tests/runner/runner.o" "$O/verity-tool" \
-		   "$O/integrity-tool" $tests; do
+		   "$O/tests/runner/runner.o" $tools $tests; do
 		if "$MAKE" -q "$@" "$obj" >/dev/null 2>&1 && [ -e "$obj" ]; then
 			case "$obj" in
 			*/tests/runner/*) ;;
@@ -196,7 +200,7 @@ cross_one() {
 	for e in "$O"/*; do
 		n=${e##*/}
 		case "$n" in
-		verity-tool | integrity-tool)
+		*-tool)
 			printf '#!/bin/sh\nexec qemu-%s "%s" "$@"\n' "$qarch" \
 				"$e" >"$run_dir/$n"
 			chmod +x "$run_dir/$n"
