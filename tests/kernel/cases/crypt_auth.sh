@@ -1,8 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Authenticated dm-crypt (LUKS2 with an integrity segment), made offline by
-# crypt-tool format --integrity and checked by crypt-tool check / decrypt
-# (the test-only tests/kernel/tool/authimg is no longer used here):
+# crypt-tool format --integrity and checked by crypt-tool check / decrypt:
 #  crypt-auth-COMBO-SS        forward: crypt-tool format (payload + --wipe) on the
 #                             host; the guest opens it with cryptsetup, with
 #                             and without --integrity-no-journal, reads every
