@@ -95,7 +95,7 @@ static void engine_vs_openssl(const char *cipher, const char *integ,
 	struct dmt_auth_spec s;
 	struct dmt_auth *a;
 	struct dmt_reason r = { 0 };
-	uint8_t key[96];
+	uint8_t key[128];	/* the largest: xts 64 + hmac-sha512 64 */
 	size_t n = 300;
 	uint8_t *pt = malloc(n * ss), *ct = malloc(n * ss), *tags;
 
