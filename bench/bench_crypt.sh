@@ -6,7 +6,13 @@
 #   - on /dev/shm (CPU and memory only): `crypt-tool format --data-from`
 #     vs `cryptsetup reencrypt --encrypt --type luks2 --sector-size 4096
 #     --reduce-device-size 32M` of a copy of the payload (the copy is not
-#     timed);
+#     timed).  crypt-tool runs twice: into a new image, and in place into
+#     an existing file of the image's size made the way reencrypt's copy
+#     is made (untimed).  The in-place run is the like-for-like one and
+#     the one judged: reencrypt overwrites tmpfs pages that exist, while a
+#     new tmpfs file has its pages allocated during the timed run, which
+#     on a VM measures the hypervisor (1.4 s to 6 s seen for the same
+#     2 GiB here);
 #   - on the disk, durable (both end with the data on disk): the same two,
 #     and `dd bs=16M oflag=direct conv=fsync` writing the same bytes;
 #   - cat of the payload on /dev/shm: what moving the bytes through tmpfs
@@ -77,6 +83,12 @@ while [ "$i" -lt "$runs" ]; do
 		cat "$d/data" >/dev/null
 		run "ours_$where" "$tool" format -q $threads $cheap \
 			--key-file "$disk/pw" --data-from "$d/data" "$d/ours.img"
+		if [ "$where" = shm ]; then
+			reenc_input "$d/ours.img" "$d/data"
+			run ours_shm_inplace "$tool" format -q $threads $cheap \
+				--key-file "$disk/pw" --data-from "$d/data" \
+				"$d/ours.img"
+		fi
 		reenc_input "$d/cs.img" "$d/data"
 		run "cs_$where" sh -c '"$1" reencrypt -q --encrypt --type luks2 \
 			--sector-size 4096 --reduce-device-size 32M $2 \
@@ -120,7 +132,8 @@ line() {
 }
 echo
 printf '%-44s %8s %8s %6s %9s\n' "median of $runs" wall cpu GB/s maxrss
-line ours_shm "crypt-tool format (/dev/shm)"
+line ours_shm "crypt-tool format (/dev/shm, new file)"
+line ours_shm_inplace "crypt-tool format (/dev/shm, in place)"
 line cs_shm "cryptsetup reencrypt --encrypt (/dev/shm)"
 line cat_shm "cat (/dev/shm, the copy alone)"
 line ours_disk "crypt-tool format (disk, synced)"
@@ -144,12 +157,13 @@ verdict() {	# value op target label
 	fi
 }
 echo
-verdict "$(ratio cs_shm ours_shm)" ">=" 6 "cryptsetup / crypt-tool on /dev/shm"
+verdict "$(ratio cs_shm ours_shm_inplace)" ">=" 6 "cryptsetup / crypt-tool on /dev/shm (in place)"
+printf '  %-44s %5s\n' "cryptsetup / crypt-tool on /dev/shm (new file)" "$(ratio cs_shm ours_shm)"
 verdict "$(ratio cs_disk ours_disk)" ">=" 3 "cryptsetup / crypt-tool on disk"
 verdict "$(ratio ours_disk dd_disk)" "<=" 1.15 "crypt-tool / dd on disk"
 printf '  %-44s %5s\n' "crypt-tool / cat on /dev/shm" "$(ratio ours_shm cat_shm)"
 echo "  same ratios in CPU time (user + sys):"
-printf '  %-44s %5s\n' "cryptsetup / crypt-tool on /dev/shm" "$(ratio cs_shm ours_shm 2)" \
+printf '  %-44s %5s\n' "cryptsetup / crypt-tool on /dev/shm (in place)" "$(ratio cs_shm ours_shm_inplace 2)" \
 	"cryptsetup / crypt-tool on disk" "$(ratio cs_disk ours_disk 2)"
 echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status
