@@ -6,7 +6,9 @@
 # The .so is linked from its own -fPIC object set in $(O)/pic/, so the tools
 # and tests keep linking exactly the objects `make all` builds (position-
 # dependent code, no interposable calls); the PIC set is built only when the
-# shared library is asked for.  Only dmt_* is exported (lib/libdmt.map).
+# shared library is asked for.  Only the API is exported: the dmt_ symbols
+# the public headers name ($(O)/libdmt.map, made by scripts/libdmt-map.sh);
+# the backends, the walk, the overlay and the test hooks stay local.
 # `make check-install` installs into a DESTDIR under $(O) and builds and runs
 # tests/install/consumer.c against that copy through pkg-config.
 
@@ -40,11 +42,15 @@ $(O)/pic/%.o: %.c | $(DEPS_STAMP)
 	$(Q)$(CC) $(ALL_CFLAGS) $(PIC_CFLAGS) $(call isa_flags,$<) -MMD -MP \
 		-c -o $@ $<
 
+$(O)/libdmt.map: scripts/libdmt-map.sh $(PUBLIC_HEADERS) $(LIB_PIC_OBJS)
+	$(Q)sh scripts/libdmt-map.sh LIBDMT_$(DMT_SOVERSION) $(PUBLIC_HEADERS) \
+		-- $(LIB_PIC_OBJS) >$@.tmp && mv $@.tmp $@
+
 # -z defs: every symbol the library uses must come from a library it names.
-$(SHLIB): $(LIB_PIC_OBJS) lib/libdmt.map
+$(SHLIB): $(LIB_PIC_OBJS) $(O)/libdmt.map
 	$(qecho) LD $@
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,$(DMT_SONAME) \
-		-Wl,--version-script=lib/libdmt.map -Wl,-z,defs \
+		-Wl,--version-script=$(O)/libdmt.map -Wl,-z,defs \
 		-o $@ $(LIB_PIC_OBJS) $(LIB_DEP_LIBS)
 
 $(PCFILE): lib/libdmt.pc.in FORCE

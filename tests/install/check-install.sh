@@ -16,10 +16,11 @@ fail() { echo "check-install: FAIL: $*" >&2; failed=1; }
 ok() { echo "check-install: ok: $*"; }
 
 # ---- the installed files ----
-for f in "$root$prefix/sbin/verity-tool" "$root$prefix/sbin/integrity-tool"; do
+for f in verity-tool integrity-tool fsverity-tool crypt-tool; do
+	f=$root$prefix/sbin/$f
 	[ -x "$f" ] || fail "$f not installed"
 done
-for f in verity-tool.8 integrity-tool.8; do
+for f in verity-tool.8 integrity-tool.8 fsverity-tool.8 crypt-tool.8; do
 	[ -f "$root$prefix/share/man/man8/$f" ] || fail "man page $f not installed"
 done
 for h in "$src"/../../include/dmt/*.h; do
@@ -36,19 +37,24 @@ got=$(readelf -d "$lib/$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$got" = "$soname" ] || fail "SONAME is '$got', want $soname"
 [ "$failed" = 0 ] && ok "files, links, SONAME $soname"
 
-# ---- exported symbols: only dmt_*, and every dmt_ global of the archive ----
+# ---- exported symbols: exactly the API the installed headers name ----
 # (nm -D lists the version node LIBDMT_0 as an absolute symbol: not code)
 nm -D --defined-only "$lib/$real" | awk '$2 != "A" { print $3 }' |
 	sed 's/@.*//' | sort -u >"$dir/exported.txt"
-leaks=$(grep -v '^dmt_' "$dir/exported.txt" || true)
-[ -z "$leaks" ] || fail "exported without the dmt_ prefix: $(echo $leaks)"
+cat "$root$prefix"/include/dmt/*.h | grep -o '\bdmt_[A-Za-z0-9_]*' | sort -u \
+	>"$dir/named.txt"
 nm -g --defined-only "$lib/libdmt.a" | awk 'NF == 3 && $3 ~ /^dmt_/ { print $3 }' |
 	sort -u >"$dir/archive-dmt.txt"
-missing=$(comm -23 "$dir/archive-dmt.txt" "$dir/exported.txt")
-[ -z "$missing" ] || fail "not exported: $(echo $missing)"
-hidden=$(nm -g --defined-only "$lib/libdmt.a" | awk 'NF == 3 && $3 !~ /^dmt_/ { print $3 }' | sort -u)
-[ -n "$hidden" ] && ok "$(wc -l <"$dir/exported.txt") symbols exported, all dmt_*; kept local: $(echo $hidden)"
-[ -z "$hidden" ] && ok "$(wc -l <"$dir/exported.txt") symbols exported, all dmt_*"
+comm -12 "$dir/named.txt" "$dir/archive-dmt.txt" >"$dir/api.txt"
+leaks=$(comm -23 "$dir/exported.txt" "$dir/api.txt")
+[ -z "$leaks" ] || fail "exported but not in the installed headers: $(echo $leaks)"
+missing=$(comm -13 "$dir/exported.txt" "$dir/api.txt")
+[ -z "$missing" ] || fail "in the headers but not exported: $(echo $missing)"
+for s in dmt_io_fault_set dmt_cpu_mask_off dmt_sha256_shani dmt_overlay_new; do
+	grep -qx "$s" "$dir/exported.txt" && fail "internal symbol $s exported"
+done
+hidden=$(comm -23 "$dir/archive-dmt.txt" "$dir/api.txt" | wc -l)
+[ "$failed" = 0 ] && ok "$(wc -l <"$dir/exported.txt") symbols exported, the headers' API; $hidden internal dmt_ symbols kept local"
 # every DT_NEEDED library must resolve (the .so was linked with -z defs)
 ldd "$lib/$real" | grep -q 'not found' && fail "unresolved DT_NEEDED: $(ldd "$lib/$real" | grep 'not found')"
 
