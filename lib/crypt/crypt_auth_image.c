@@ -19,6 +19,8 @@
 #include <dmt/io.h>
 #include <dmt/luks2.h>
 
+#include "lib/crypt/crypt_auth_priv.h"
+
 #define CHUNK_BYTES (4u << 20)
 
 struct walk {
@@ -345,6 +347,8 @@ static int verify_image(const struct dmt_auth_image *o,
 	struct walk w = { .kind = dec ? W_DECRYPT : W_CHECK };
 	int ret = load_geometry(o, r);
 
+	if (!ret) /* newer sectors in the journal: stale data area */
+		ret = dmt_auth_journal_check(o->data, r);
 	if (!ret)
 		ret = open_engine(o, r, &w);
 	if (!ret)

@@ -332,6 +332,56 @@ Test(crypt_tool_auth, corruption_named_and_refused, .init = setup,
 	free(pay);
 }
 
+/* A journal with a used entry (the device was not closed cleanly: newer
+ * sectors are in the journal, not the data area) or with damaged commit
+ * ids: check and decrypt refuse it (exit 4) before reading the data. */
+Test(crypt_tool_auth, unclean_journal_refused, .init = setup,
+     .fini = teardown, .timeout = 60)
+{
+	char *out, *err, *img = path("j.img"), *pay = path("pay");
+	uint64_t doff, jstart;
+	int rc;
+
+	th_write_random_file(pay, 64 * 1024, 4);
+	rc = ct(&out, &err, "format --json " CHEAP " --integrity hmac-sha256 "
+		"--cipher aes-xts-random --sector-size 512 --device-size 20M --wipe "
+		"--data-from pay j.img");
+	cr_assert_eq(rc, 0, "%s", err);
+	doff = json_u64(out, "data_offset");
+	free(out);
+	free(err);
+	/* the journal follows the 4 KiB dm-integrity superblock; entry 0's
+	 * sector field (upper half all ones: unused) opens its first sector */
+	jstart = doff + DMT_INTEGRITY_SB_SECTORS * 512;
+	th_flip_byte(img, jstart + 4, 0x01);
+	rc = ct(&out, &err, "check --key-file pw j.img");
+	cr_expect_eq(rc, 4, "check of an unclean journal: %d", rc);
+	cr_expect(strstr(err, "journal is not empty (section 0 entry 0)"), "%s",
+		  err);
+	cr_expect(strstr(err, "j.img"), "%s", err);
+	free(out);
+	free(err);
+	rc = ct(NULL, &err, "decrypt --key-file pw j.img out");
+	cr_expect_eq(rc, 4, "decrypt of an unclean journal: %d", rc);
+	cr_expect(!exists("out") && no_leftovers(), "output left behind");
+	free(err);
+	th_flip_byte(img, jstart + 4, 0x01);
+	/* a commit id (the last 8 bytes of every journal sector) */
+	th_flip_byte(img, jstart + 3 * 512 + 504 + 2, 0x10);
+	rc = ct(&out, &err, "check --key-file pw j.img");
+	cr_expect_eq(rc, 4, "check of a damaged journal: %d", rc);
+	cr_expect(strstr(err, "journal is damaged"), "%s", err);
+	free(out);
+	free(err);
+	th_flip_byte(img, jstart + 3 * 512 + 504 + 2, 0x10);
+	rc = ct(&out, &err, "check --key-file pw j.img");
+	cr_expect_eq(rc, 0, "restored: %s", err);
+	free(out);
+	free(err);
+	free(img);
+	free(pay);
+}
+
 Test(crypt_tool_auth, bad_input, .init = setup, .fini = teardown,
      .timeout = 60)
 {

@@ -28,6 +28,14 @@ static bool auth_text(const struct dmt_reason *r, char *buf, size_t size)
 	case DMT_REASON_AUTH_NO_INTEGRITY:
 		snprintf(buf, size, "the LUKS2 header has no integrity segment we know");
 		return true;
+	case DMT_REASON_INTEGRITY_JOURNAL_NOT_EMPTY:
+		snprintf(buf, size, "the dm-integrity journal is not empty (section %" PRIu64 " entry %" PRIu64 "): the device was not closed cleanly, or a journal entry is corrupted; open and close it once with cryptsetup to replay it",
+			 r->value, r->min);
+		return true;
+	case DMT_REASON_INTEGRITY_JOURNAL_COMMIT_IDS:
+		snprintf(buf, size, "the dm-integrity journal is damaged (commit ids of section %" PRIu64 " sector %" PRIu64 " match no sequence): the kernel cannot use it either",
+			 r->value, r->min);
+		return true;
 	case DMT_REASON_AUTH_SB:
 		snprintf(buf, size, "the dm-integrity superblock is missing or does not match the header (%s)",
 			 r->field ? r->field : "?");
