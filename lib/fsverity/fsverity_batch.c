@@ -5,8 +5,8 @@
  * Files are queued (QUEUE_FILES); a full queue, or finish, is a window.
  * A window is cut into segments at its "turn" files, hashed at their turn
  * by the calling thread with every worker (fv_stream_root): read
- * callbacks, files over SOLO_MAX, files with metadata callbacks that do
- * not fit a worker's buffer.  A segment is planned into chunks of
+ * callbacks, files too big for one worker (see SOLO_SHARE), files with
+ * metadata callbacks that do not fit a worker's buffer.  A segment is planned into chunks of
  * consecutive files (at most CHUNK_FILES, CHUNK_BYTES of data; a bigger
  * file is a chunk alone) that the workers take one at a time and finish
  * alone with their own buffers: open, one pread per file, the data blocks
@@ -38,12 +38,16 @@
 #include <dmt/threads.h>
 
 /* Files per window (an item is a few hundred bytes). */
-#define QUEUE_FILES 2048
+#define QUEUE_FILES 8192
 /* A chunk: this many files or this much data (its files' slots). */
 #define CHUNK_FILES 32
 #define CHUNK_BYTES (256u << 10)
-/* Bigger files are streamed with all workers at their turn. */
-#define SOLO_MAX (8u << 20)
+/* Files over a worker's buffer are streamed by one worker alone when
+ * they are at most a SOLO_SHARE-th of the window's bytes per worker and
+ * SOLO_CAP (the biggest go first, so no worker is left with one at the
+ * end), with all workers at their turn otherwise. */
+#define SOLO_SHARE 4
+#define SOLO_CAP   (64ull << 20)
 /* Bigger blocks: every file is a turn file. */
 #define CHUNK_MAX_BS (1u << 20)
 /* Tree bytes kept for metadata callbacks until they are reported. */
@@ -105,6 +109,7 @@ struct dmt_fsverity_batch {
 	unsigned int next;    /* first item not reported */
 	unsigned int seg_end; /* the running segment's items end here */
 	uint64_t io_cap;      /* bytes of a worker's io */
+	uint64_t solo_max;    /* bigger files: turn files */
 	uint64_t tree_kept;   /* atomic */
 	pthread_t caller;
 	int stopped; /* done's non-zero return */
@@ -453,11 +458,9 @@ static bool needs_turn(const struct dmt_fsverity_batch *b,
 {
 	if (b->e.bs > CHUNK_MAX_BS || (it->f.fd < 0 && !it->path))
 		return true;
-	if (it->size == SIZE_UNKNOWN)
+	if (it->size == SIZE_UNKNOWN || slot_bytes(b, it->size) <= b->io_cap)
 		return false;
-	return it->size > SOLO_MAX ||
-	       (it->f.metadata_callbacks &&
-		slot_bytes(b, it->size) > b->io_cap);
+	return it->size > b->solo_max || it->f.metadata_callbacks;
 }
 
 /* Reserves the kept tree of a file with metadata callbacks; false when
@@ -689,6 +692,19 @@ static unsigned int plan_segment(struct dmt_fsverity_batch *b,
 	return n;
 }
 
+/* The biggest file a worker streams alone in this window. */
+static uint64_t solo_limit(const struct dmt_fsverity_batch *b)
+{
+	uint64_t known = 0, lim;
+
+	for (unsigned int i = 0; i < b->nitems; i++) {
+		if (b->items[i].size != SIZE_UNKNOWN)
+			known += b->items[i].size;
+	}
+	lim = known / (SOLO_SHARE * b->e.threads);
+	return lim < SOLO_CAP ? lim : SOLO_CAP;
+}
+
 /* Hashes and reports every queued file. */
 static int run_window(struct dmt_fsverity_batch *b)
 {
@@ -697,6 +713,7 @@ static int run_window(struct dmt_fsverity_batch *b)
 
 	b->caller = pthread_self();
 	b->next = 0;
+	b->solo_max = solo_limit(b);
 	while (!err && from < b->nitems) {
 		n = plan_segment(b, from, &end);
 		b->seg_end = end;
