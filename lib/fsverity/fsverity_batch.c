@@ -83,6 +83,9 @@ struct order {
 /* A worker's own buffers and the files it has read, not hashed yet. */
 struct bworker {
 	struct dmt_hasher *hdesc;
+	int dir_fd; /* O_PATH of dir: the directory of its last file */
+	char *dir;
+	size_t dir_len, dir_cap;
 	const uint8_t **msgs; /* item_blocks: one round */
 	uint8_t **outs;
 	uint8_t *tree; /* trees of files without callbacks */
@@ -137,6 +140,7 @@ static int alloc_bworkers(struct dmt_fsverity_batch *b)
 	for (unsigned int i = 0; i < e->threads; i++) {
 		struct bworker *bw = &b->bw[i];
 
+		bw->dir_fd = -1;
 		err = dmt_hasher_clone(e->hdesc, &bw->hdesc);
 		if (err)
 			return err;
@@ -215,6 +219,9 @@ void dmt_fsverity_batch_free(struct dmt_fsverity_batch *b)
 		struct bworker *bw = &b->bw[i];
 
 		dmt_hasher_free(bw->hdesc);
+		if (bw->dir_fd >= 0)
+			close(bw->dir_fd);
+		free(bw->dir);
 		free(bw->msgs);
 		free(bw->outs);
 		free(bw->tree);
@@ -263,14 +270,63 @@ static void read_failed(struct item *it, int err)
 		it->err = fv_size_changed(&src, it->size, &it->reason);
 }
 
-/* Opens a path and finds a size not given; errors stay in the item
- * (reported in order). */
-static void open_item(struct item *it)
+/* The worker's descriptor of the directory path[0, len). */
+static bool dir_cache_set(struct bworker *bw, const char *path, size_t len)
+{
+	if (bw->dir_fd >= 0)
+		close(bw->dir_fd);
+	bw->dir_fd = -1;
+	if (len + 1 > bw->dir_cap) {
+		char *d = realloc(bw->dir, len + 1);
+
+		if (!d)
+			return false;
+		bw->dir = d;
+		bw->dir_cap = len + 1;
+	}
+	memcpy(bw->dir, path, len);
+	bw->dir[len] = 0;
+	bw->dir_len = len;
+	bw->dir_fd = open(bw->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return bw->dir_fd >= 0;
+}
+
+/* open() of a path, on a worker (bw) through its descriptor of the
+ * file's directory: consecutive files of one directory skip the walk
+ * down to it (a good part of an open).  Anything unusual, or a directory
+ * that cannot be opened, takes the plain open() and its error. */
+static int open_path(struct bworker *bw, const char *path)
+{
+	const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+
+	if (!bw || !len || !slash[1])
+		return open(path, flags);
+	if ((bw->dir_fd < 0 || bw->dir_len != len ||
+	     memcmp(bw->dir, path, len)) &&
+	    !dir_cache_set(bw, path, len))
+		return open(path, flags);
+	return openat(bw->dir_fd, slash + 1, flags);
+}
+
+static void dir_cache_drop(struct dmt_fsverity_batch *b)
+{
+	for (unsigned int i = 0; i < b->e.threads; i++) {
+		if (b->bw[i].dir_fd >= 0)
+			close(b->bw[i].dir_fd);
+		b->bw[i].dir_fd = -1;
+	}
+}
+
+/* Opens a path (on worker bw, or NULL) and finds a size not given;
+ * errors stay in the item (reported in order). */
+static void open_item(struct bworker *bw, struct item *it)
 {
 	struct stat st;
 
 	if (it->f.fd < 0 && it->path) {
-		it->f.fd = open(it->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		it->f.fd = open_path(bw, it->path);
 		if (it->f.fd < 0) {
 			io_error(it, -errno);
 			return;
@@ -490,7 +546,7 @@ static int chunk_file(struct dmt_fsverity_batch *b, unsigned int wid,
 	uint64_t slot;
 	int err = 0;
 
-	open_item(it);
+	open_item(bw, it);
 	if (it->err)
 		return 0;
 	if (needs_turn(b, it)) {
@@ -603,7 +659,7 @@ static int run_turn(struct dmt_fsverity_batch *b, struct item *it)
 	const uint8_t *msg = desc;
 	int err = 0;
 
-	open_item(it);
+	open_item(NULL, it);
 	if (!it->err) {
 		src = (struct fv_source){.fd = it->f.fd,
 					 .read_fn = it->f.read_fn,
@@ -731,6 +787,7 @@ static int run_window(struct dmt_fsverity_batch *b)
 	for (unsigned int i = b->next; i < b->nitems; i++)
 		item_release(b, &b->items[i]);
 	b->nitems = b->next = 0;
+	dir_cache_drop(b); /* no directory held open between windows */
 	return err;
 }
 

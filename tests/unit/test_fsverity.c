@@ -917,6 +917,13 @@ static void given_sizes_run(const char *dir, char **paths, uint8_t **bufs,
 			.path = i == 2 ? dir : paths[i],
 			.size = i == 2 ? 4096 : given_size(i),
 			.user = &paths[i]};
+		char missing[64];
+
+		/* a file in a directory that is not there: as open() says */
+		if (i == 9) {
+			snprintf(missing, sizeof(missing), "%s/no-dir/f", dir);
+			f.path = missing;
+		}
 
 		cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
 	}
@@ -931,6 +938,11 @@ static void given_sizes_run(const char *dir, char **paths, uint8_t **bufs,
 		struct meta m;
 
 		cr_assert_eq(res->user, &paths[i], "result %u out of order", i);
+		if (i == 9) {
+			cr_expect_eq(res->err, -ENOENT);
+			cr_expect_eq(res->reason.code, DMT_REASON_IO);
+			continue;
+		}
 		if (i == 2) {
 			cr_expect_eq(res->err, -EISDIR);
 			cr_expect_eq(res->reason.code,
