@@ -6,10 +6,11 @@
  * A window is cut into segments at its "turn" files, hashed at their turn
  * by the calling thread with every worker (fv_stream_root): read
  * callbacks, files too big for one worker (see SOLO_SHARE), files with
- * metadata callbacks that do not fit a worker's buffer.  A segment is planned into chunks of
- * consecutive files (at most CHUNK_FILES, CHUNK_BYTES of data; a bigger
- * file is a chunk alone) that the workers take one at a time and finish
- * alone with their own buffers: open, one pread per file, the data blocks
+ * metadata callbacks that do not fit a worker's buffer.  A segment is
+ * planned into chunks of consecutive files (at most CHUNK_FILES,
+ * CHUNK_BYTES of data; a bigger file is a chunk alone) that the workers
+ * take one at a time and finish alone with their own buffers: open, one
+ * pread per file, the data blocks
  * of all the chunk's files in one dmt_hash call and each tree level of
  * them in one more (the engine's lanes are filled across files: a 3 KiB
  * file's block shares a call with its neighbours'), then the descriptors
@@ -51,7 +52,7 @@
 /* Bigger blocks: every file is a turn file. */
 #define CHUNK_MAX_BS (1u << 20)
 /* Tree bytes kept for metadata callbacks until they are reported. */
-#define TREE_KEEP (64u << 20)
+#define TREE_KEEP    (64u << 20)
 #define SIZE_UNKNOWN UINT64_MAX
 
 struct item {
@@ -247,8 +248,7 @@ static void io_error(struct item *it, int err)
 
 static void not_regular(struct item *it, mode_t mode)
 {
-	it->err = dmt_reason_set(&it->reason,
-				 S_ISDIR(mode) ? -EISDIR : -EINVAL,
+	it->err = dmt_reason_set(&it->reason, S_ISDIR(mode) ? -EISDIR : -EINVAL,
 				 DMT_REASON_FSVERITY_NOT_REGULAR, NULL, mode);
 	it->reason.path = it->path;
 }
@@ -261,8 +261,7 @@ static void read_failed(struct item *it, int err)
 	struct fv_source src = {.path = it->path};
 	struct stat st;
 
-	if (it->f.fd >= 0 && fstat(it->f.fd, &st) == 0 &&
-	    !S_ISREG(st.st_mode))
+	if (it->f.fd >= 0 && fstat(it->f.fd, &st) == 0 && !S_ISREG(st.st_mode))
 		not_regular(it, st.st_mode);
 	else if (err && err != -ENODATA)
 		io_error(it, err);
@@ -310,12 +309,16 @@ static int open_path(struct bworker *bw, const char *path)
 	return openat(bw->dir_fd, slash + 1, flags);
 }
 
-static void dir_cache_drop(struct dmt_fsverity_batch *b)
+/* At the end of a window: no directory held open, nothing pending (a
+ * chunk cut short by an error). */
+static void workers_reset(struct dmt_fsverity_batch *b)
 {
 	for (unsigned int i = 0; i < b->e.threads; i++) {
 		if (b->bw[i].dir_fd >= 0)
 			close(b->bw[i].dir_fd);
 		b->bw[i].dir_fd = -1;
+		b->bw[i].npend = 0;
+		b->bw[i].used = 0;
 	}
 }
 
@@ -437,10 +440,10 @@ static int hash_round(struct dmt_fsverity_batch *b, struct bworker *bw,
 		}
 		for (uint64_t k = 0; k < cnt; k++, n++) {
 			bw->msgs[n] = src + k * bs;
-			bw->outs[n] = r < g->levels ? tree + g->level_start[r] *
-								     bs +
-							      k * ds
-						    : bw->pend[i]->root;
+			bw->outs[n] =
+				r < g->levels
+					? tree + g->level_start[r] * bs + k * ds
+					: bw->pend[i]->root;
 		}
 		*any = true;
 	}
@@ -642,8 +645,7 @@ static int report_chunk_file(struct dmt_fsverity_batch *b, struct item *it)
 	if (!it->err && cb && cb->merkle_tree_size)
 		err = cb->merkle_tree_size(cb->ctx, it->tree_bytes);
 	for (uint64_t k = 0;
-	     !it->err && !err && cb && cb->merkle_tree_block && k < blocks;
-	     k++)
+	     !it->err && !err && cb && cb->merkle_tree_block && k < blocks; k++)
 		err = cb->merkle_tree_block(cb->ctx, it->tree + k * bs, bs,
 					    k * bs);
 	if (err)
@@ -727,7 +729,8 @@ static unsigned int plan_segment(struct dmt_fsverity_batch *b,
 			it->turn = true;
 			break;
 		}
-		if (!c || c->n == CHUNK_FILES || c->bytes + bytes > CHUNK_BYTES) {
+		if (!c || c->n == CHUNK_FILES ||
+		    c->bytes + bytes > CHUNK_BYTES) {
 			c = &b->chunks[n++];
 			*c = (struct chunk){.first = i};
 		}
@@ -738,12 +741,14 @@ static unsigned int plan_segment(struct dmt_fsverity_batch *b,
 	*end = i;
 	for (k = 0; k < n; k++) {
 		if (b->chunks[k].bytes > CHUNK_BYTES)
-			b->order[nbig++] = (struct order){b->chunks[k].bytes, k};
+			b->order[nbig++] =
+				(struct order){b->chunks[k].bytes, k};
 	}
 	qsort(b->order, nbig, sizeof(*b->order), cmp_order);
 	for (k = 0; k < n; k++) {
 		if (b->chunks[k].bytes <= CHUNK_BYTES)
-			b->order[nbig++] = (struct order){b->chunks[k].bytes, k};
+			b->order[nbig++] =
+				(struct order){b->chunks[k].bytes, k};
 	}
 	return n;
 }
@@ -774,7 +779,8 @@ static int run_window(struct dmt_fsverity_batch *b)
 		n = plan_segment(b, from, &end);
 		b->seg_end = end;
 		if (n)
-			err = dmt_parallel_for(b->e.threads, n, 1, chunk_job, b);
+			err = dmt_parallel_for(b->e.threads, n, 1, chunk_job,
+					       b);
 		if (!err)
 			err = emit_ready(b, false);
 		if (!err && end < b->nitems) {
@@ -787,7 +793,7 @@ static int run_window(struct dmt_fsverity_batch *b)
 	for (unsigned int i = b->next; i < b->nitems; i++)
 		item_release(b, &b->items[i]);
 	b->nitems = b->next = 0;
-	dir_cache_drop(b); /* no directory held open between windows */
+	workers_reset(b);
 	return err;
 }
 

@@ -249,8 +249,7 @@ struct stat_job {
 	bool follow;
 };
 
-static int stat_range(void *ctx, unsigned int wid, uint64_t begin,
-		      uint64_t end)
+static int stat_range(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 {
 	struct stat_job *j = ctx;
 
@@ -323,8 +322,8 @@ static int walk_dir(struct walk *w, const char *dir, const char *rel)
 		err = r ? add_entry(w, dir, r, NULL, err, NULL) : -ENOMEM;
 		goto out;
 	}
-	d.paths = malloc((n < STAT_BLOCK ? n : STAT_BLOCK) * sizeof(char *) +
-			 1);
+	d.paths =
+		malloc((n < STAT_BLOCK ? n : STAT_BLOCK) * sizeof(char *) + 1);
 	err = d.paths ? 0 : -ENOMEM;
 	for (k = 0; !err && k < n; k += cnt) {
 		cnt = n - k < STAT_BLOCK ? n - k : STAT_BLOCK;
@@ -366,8 +365,8 @@ static int add_arg(struct walk *w, const char *path, const struct stat *st,
 	return rel ? add_entry(w, path, rel, st, 0, NULL) : -ENOMEM;
 }
 
-static int visit_arg(struct walk *w, void *ctx, size_t i,
-		     const struct stat *st, int serr)
+static int visit_arg(struct walk *w, void *ctx, size_t i, const struct stat *st,
+		     int serr)
 {
 	return add_arg(w, ((char **)ctx)[i], st, serr);
 }
@@ -395,8 +394,8 @@ static int push_path(struct walk *w, struct path_block *pb, char *path)
 	return pb->n == STAT_BLOCK ? flush_paths(w, pb) : 0;
 }
 
-static int files_from(struct walk *w, struct path_block *pb,
-		      const char *name, bool nul)
+static int files_from(struct walk *w, struct path_block *pb, const char *name,
+		      bool nul)
 {
 	FILE *in = strcmp(name, "-") ? fopen(name, "re") : stdin;
 	char *line = NULL;
