@@ -29,12 +29,20 @@ struct link_map {
 	size_t cap, used;
 };
 
+/* A worker's descriptor of the directory of the paths it stats. */
+struct dir_fd {
+	int fd;
+	char *dir;
+	size_t len, cap;
+};
+
 struct walk {
 	struct cli *c;
 	struct fvt *f;
 	struct link_map links;
 	bool recursive, strict;
 	unsigned int threads;
+	struct dir_fd *dirs; /* threads */
 };
 
 /* Paths stat'ed together, and per work item of that. */
@@ -247,19 +255,55 @@ struct stat_job {
 	struct stat *st;
 	int *err;
 	bool follow;
+	struct dir_fd *dirs;
 };
+
+static bool dir_fd_set(struct dir_fd *d, const char *path, size_t len)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+	if (len + 1 > d->cap) {
+		char *n = realloc(d->dir, len + 1);
+
+		if (!n)
+			return false;
+		d->dir = n;
+		d->cap = len + 1;
+	}
+	memcpy(d->dir, path, len);
+	d->dir[len] = 0;
+	d->len = len;
+	d->fd = open(d->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return d->fd >= 0;
+}
+
+/* stat or lstat of path through d, the descriptor of its directory
+ * (paths of one directory come together: the walk down to it is done
+ * once); anything unusual takes the plain call and its error. */
+static int stat_at(struct dir_fd *d, const char *path, struct stat *st,
+		   bool follow)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+
+	if (!len || !slash[1] ||
+	    ((d->fd < 0 || d->len != len || memcmp(d->dir, path, len)) &&
+	     !dir_fd_set(d, path, len)))
+		return follow ? stat(path, st) : lstat(path, st);
+	return fstatat(d->fd, slash + 1, st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+}
 
 static int stat_range(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 {
 	struct stat_job *j = ctx;
 
 	for (uint64_t i = begin; i < end; i++) {
-		int rc = j->follow ? stat(j->paths[i], &j->st[i])
-				   : lstat(j->paths[i], &j->st[i]);
+		int rc = stat_at(&j->dirs[wid], j->paths[i], &j->st[i],
+				 j->follow);
 
 		j->err[i] = rc < 0 ? -errno : 0;
 	}
-	(void)wid;
 	return 0;
 }
 
@@ -269,7 +313,7 @@ typedef int (*visit_fn)(struct walk *w, void *ctx, size_t i,
 static int stat_visit(struct walk *w, char **paths, size_t n, bool follow,
 		      visit_fn visit, void *ctx)
 {
-	struct stat_job j = {.paths = paths, .follow = follow};
+	struct stat_job j = {.paths = paths, .follow = follow, .dirs = w->dirs};
 	int err;
 
 	j.st = malloc(n * sizeof(*j.st) + 1);
@@ -468,6 +512,11 @@ int fvt_collect(struct cli *c, const char *const *args, int nargs)
 	int err = pb.v ? 0 : -ENOMEM;
 
 	w.threads = w.f->p.threads ? w.f->p.threads : dmt_default_threads();
+	w.dirs = calloc(w.threads, sizeof(*w.dirs));
+	if (!w.dirs)
+		err = -ENOMEM;
+	for (unsigned int i = 0; w.dirs && i < w.threads; i++)
+		w.dirs[i].fd = -1;
 	if (cli_given(c, O_NULL) && !cli_given(c, O_FILES_FROM)) {
 		tool_err("-0/--null needs --files-from");
 		err = -EINVAL;
@@ -482,6 +531,12 @@ int fvt_collect(struct cli *c, const char *const *args, int nargs)
 	free_strings(pb.v, pb.n);
 	free(pb.v);
 	free(w.links.slot);
+	for (unsigned int i = 0; w.dirs && i < w.threads; i++) {
+		if (w.dirs[i].fd >= 0)
+			close(w.dirs[i].fd);
+		free(w.dirs[i].dir);
+	}
+	free(w.dirs);
 	if (!err && !w.f->list.n && !nargs && !cli_given(c, O_FILES_FROM)) {
 		tool_err("%s: no FILE given (see --help)", c->cmd_name);
 		return -EINVAL;
