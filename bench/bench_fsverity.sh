@@ -16,7 +16,9 @@
 #
 # Environment: FSVERITY_TOOL (binary, required), BENCH_FSVERITY_BIG,
 # BENCH_FSVERITY_FILES, BENCH_FSVERITY_RUNS, BENCH_FSVERITY_DIR (scratch,
-# default /var/tmp), BENCH_FSVERITY_THREADS (default: all CPUs).
+# default /var/tmp), BENCH_FSVERITY_THREADS (default: all CPUs),
+# BENCH_FSVERITY_KEEP=DIR (generate the trees in DIR and keep them; a later
+# run with the same DIR, size and count reuses them).
 set -eu
 
 tool=${FSVERITY_TOOL:?set FSVERITY_TOOL to the fsverity-tool binary}
@@ -34,8 +36,15 @@ command -v perl >/dev/null || {
 	exit 1
 }
 
-dir=$(mktemp -d "${BENCH_FSVERITY_DIR:-/var/tmp}/dmt-bench-fsverity.XXXXXX")
-trap 'rm -rf "$dir"' EXIT INT TERM
+keep=${BENCH_FSVERITY_KEEP:-}
+if [ -n "$keep" ]; then
+	mkdir -p "$keep"
+	dir=$(cd "$keep" && pwd)
+else
+	dir=$(mktemp -d "${BENCH_FSVERITY_DIR:-/var/tmp}/dmt-bench-fsverity.XXXXXX")
+	trap 'rm -rf "$dir"' EXIT INT TERM
+fi
+stamp="$big $nfiles"
 
 # Deterministic bytes: AES-128-CTR keystream of a fixed key.
 stream() { # BYTES
@@ -44,54 +53,65 @@ stream() { # BYTES
 		-iv 00000000000000000000000000000000
 }
 
-echo "bench-fsverity: generating in $dir (big $big, $nfiles + $nfiles files)"
-stream "$big" >"$dir/big"
-stream 64M >"$dir/pool"
-# make_tree DIR KIND SEED: files whose sizes come from a seeded xorshift
-# (log-normal for "usr", uniform 0..16384 for "small"), contents slices of
-# the pool; 100 files per directory.
-make_tree() {
-	perl -e '
-		use strict; my ($dir, $kind, $n, $seed) = @ARGV;
-		open(my $p, "<", "$dir/../pool") or die; binmode $p;
-		local $/; my $pool = <$p>; my $plen = length $pool;
-		my $s = $seed;
-		sub rnd { $s ^= ($s << 13) & 0xffffffffffffffff; $s ^= $s >> 7;
-			  $s ^= ($s << 17) & 0xffffffffffffffff;
-			  return ($s % 1000000007) / 1000000007; }
-		my $total = 0;
-		for my $i (0 .. $n - 1) {
-			my $size;
-			if ($kind eq "usr") {
-				my ($u1, $u2) = (rnd() || 1e-9, rnd());
-				my $z = sqrt(-2 * log($u1)) * cos(6.283185307 * $u2);
-				$size = int(4800 * exp(2.39 * $z));
-				$size = 64 << 20 if $size > 64 << 20;
-			} else {
-				$size = int(rnd() * 16385);
+if [ -n "$keep" ] && [ "$(cat "$dir/.generated" 2>/dev/null)" = "$stamp" ]; then
+	echo "bench-fsverity: reusing the trees in $dir (big $big, $nfiles + $nfiles files)"
+	usr_bytes=$(cat "$dir/.usr_bytes")
+	small_bytes=$(cat "$dir/.small_bytes")
+	rm -f "$dir"/*.times
+else
+	rm -rf "$dir/usr" "$dir/small" "$dir/.generated"
+	echo "bench-fsverity: generating in $dir (big $big, $nfiles + $nfiles files)"
+	stream "$big" >"$dir/big"
+	stream 64M >"$dir/pool"
+	# make_tree DIR KIND SEED: files whose sizes come from a seeded xorshift
+	# (log-normal for "usr", uniform 0..16384 for "small"), contents slices of
+	# the pool; 100 files per directory.
+	make_tree() {
+		perl -e '
+			use strict; my ($dir, $kind, $n, $seed) = @ARGV;
+			open(my $p, "<", "$dir/../pool") or die; binmode $p;
+			local $/; my $pool = <$p>; my $plen = length $pool;
+			my $s = $seed;
+			sub rnd { $s ^= ($s << 13) & 0xffffffffffffffff; $s ^= $s >> 7;
+				  $s ^= ($s << 17) & 0xffffffffffffffff;
+				  return ($s % 1000000007) / 1000000007; }
+			my $total = 0;
+			for my $i (0 .. $n - 1) {
+				my $size;
+				if ($kind eq "usr") {
+					my ($u1, $u2) = (rnd() || 1e-9, rnd());
+					my $z = sqrt(-2 * log($u1)) * cos(6.283185307 * $u2);
+					$size = int(4800 * exp(2.39 * $z));
+					$size = 64 << 20 if $size > 64 << 20;
+				} else {
+					$size = int(rnd() * 16385);
+				}
+				my $d = sprintf("%s/%03d", $dir, $i / 100);
+				mkdir $d;
+				open(my $f, ">", sprintf("%s/f%05d", $d, $i)) or die;
+				binmode $f;
+				my $left = $size;
+				while ($left > 0) {
+					my $off = int(rnd() * ($plen - 1));
+					my $take = $plen - $off < $left ? $plen - $off : $left;
+					print $f substr($pool, $off, $take);
+					$left -= $take;
+				}
+				close $f; $total += $size;
 			}
-			my $d = sprintf("%s/%03d", $dir, $i / 100);
-			mkdir $d;
-			open(my $f, ">", sprintf("%s/f%05d", $d, $i)) or die;
-			binmode $f;
-			my $left = $size;
-			while ($left > 0) {
-				my $off = int(rnd() * ($plen - 1));
-				my $take = $plen - $off < $left ? $plen - $off : $left;
-				print $f substr($pool, $off, $take);
-				$left -= $take;
-			}
-			close $f; $total += $size;
-		}
-		print "$total\n";
-	' "$1" "$2" "$nfiles" "$3"
-}
-mkdir "$dir/usr" "$dir/small"
-usr_bytes=$(make_tree "$dir/usr" usr 88172645463325252)
-small_bytes=$(make_tree "$dir/small" small 1181783497276652981)
-rm -f "$dir/pool"
-(cd "$dir" && find usr -type f | LC_ALL=C sort >usr.list &&
-	find small -type f | LC_ALL=C sort >small.list)
+			print "$total\n";
+		' "$1" "$2" "$nfiles" "$3"
+	}
+	mkdir "$dir/usr" "$dir/small"
+	usr_bytes=$(make_tree "$dir/usr" usr 88172645463325252)
+	small_bytes=$(make_tree "$dir/small" small 1181783497276652981)
+	rm -f "$dir/pool"
+	(cd "$dir" && find usr -type f | LC_ALL=C sort >usr.list &&
+		find small -type f | LC_ALL=C sort >small.list)
+	echo "$usr_bytes" >"$dir/.usr_bytes"
+	echo "$small_bytes" >"$dir/.small_bytes"
+	echo "$stamp" >"$dir/.generated"
+fi
 echo "bench-fsverity: usr tree $usr_bytes bytes, small tree $small_bytes bytes"
 
 # Warm the page cache, and check both tools agree before timing them.

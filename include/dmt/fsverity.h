@@ -11,9 +11,10 @@
  *   same bytes), hashed with the multibuffer engine and worker threads;
  * - dmt_fsverity_batch_*(): many files.  The data blocks of small files
  *   are hashed together (one file's single block shares a dmt_hash call
- *   with other files' blocks, so every lane of the engine is busy), big
- *   files level by level with all threads; results come back in submission
- *   order, memory stays bounded whatever the number of files.
+ *   with other files' blocks, so every lane of the engine is busy), each
+ *   worker taking runs of consecutive files from open to digest, big
+ *   files with all threads; results come back in submission order on the
+ *   calling thread, memory stays bounded whatever the number of files.
  *
  * Every function returns 0 or a negative errno and, where a struct
  * dmt_reason is passed, says why (fields named as in the params structs:
@@ -126,7 +127,11 @@ struct dmt_fsverity_file {
 				       * (also names the file in reasons) */
 	dmt_fsverity_read_fn read_fn; /* fd < 0, path NULL: read this */
 	void *read_ctx;
-	/* bytes; for fd and path, UINT64_MAX = as fstat says */
+	/* bytes.  For fd and path, UINT64_MAX = as fstat says; another
+	 * value (say from the caller's own stat) is what the file must
+	 * hold: the batch does no fstat then, and a file found shorter or
+	 * longer as it is read is reported (SIZE_CHANGED), or NOT_REGULAR
+	 * when it is no regular file any more. */
 	uint64_t size;
 	const struct dmt_fsverity_metadata_callbacks *metadata_callbacks;
 	void *user; /* handed back in the result */

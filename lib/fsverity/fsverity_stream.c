@@ -217,6 +217,19 @@ static uint64_t window_blocks(const struct stream *s)
 	return items * e->threads * e->item_blocks;
 }
 
+/* Work items of a window: at most a worker's buffer, small enough that
+ * a window of a few MiB is shared evenly. */
+static uint64_t data_chunk(const struct fv_engine *e, uint64_t n)
+{
+	uint64_t least = (256u << 10) / e->bs, k = n / (8 * e->threads);
+
+	if (k < least)
+		k = least;
+	if (k > e->item_blocks)
+		k = e->item_blocks;
+	return k ? k : 1;
+}
+
 static int hash_data(struct stream *s)
 {
 	struct fv_engine *e = s->e;
@@ -236,8 +249,8 @@ static int hash_data(struct stream *s)
 				return err;
 		}
 		s->job_first = next;
-		err = dmt_parallel_for(e->threads, n, e->item_blocks, data_job,
-				       s);
+		err = dmt_parallel_for(e->threads, n, data_chunk(e, n),
+				       data_job, s);
 		if (err || !s->g.levels)
 			return err;
 		l->pending += n;

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -845,6 +846,152 @@ Test(fsverity, batch_errors)
 	free(a);
 	free(big);
 	free(gone);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* ---- sizes given with paths, worker chunks, the calling thread ---- */
+
+#define GIVEN_FILES 240
+
+struct thread_log {
+	pthread_t caller;
+	unsigned int n, other_thread;
+	struct dmt_fsverity_result res[GIVEN_FILES];
+};
+
+static int thread_done(void *ctx, const struct dmt_fsverity_result *res)
+{
+	struct thread_log *l = ctx;
+
+	if (!pthread_equal(pthread_self(), l->caller))
+		l->other_thread++;
+	cr_assert_lt(l->n, GIVEN_FILES);
+	l->res[l->n] = *res;
+	l->res[l->n++].path = NULL;
+	return 0;
+}
+
+/* Small files; a dozen over a worker's 1 MiB buffer, each streamed by one
+ * worker (the window holds enough bytes); one of 3 MiB streamed by all. */
+static uint64_t given_real_size(unsigned int i)
+{
+	if (i == 100)
+		return 3u << 20;
+	if (i % 20 == 7)
+		return (1u << 20) + 1000 * i;
+	return (i * 2654435761u) % 16385;
+}
+
+/* What the caller says: some files are a byte shorter or longer than
+ * that (a file that changed between the caller's stat and the read). */
+static uint64_t given_size(unsigned int i)
+{
+	uint64_t real = given_real_size(i);
+
+	if (i % 17 == 3)
+		return real + 1;
+	if (i % 17 == 5 && real)
+		return real - 1;
+	return real;
+}
+
+static void given_sizes_run(const char *dir, char **paths, uint8_t **bufs,
+			    unsigned int threads)
+{
+	struct thread_log *log = calloc(1, sizeof(*log));
+	struct dmt_fsverity_batch_params bp = {
+		.tree = {.version = 1, .threads = threads},
+		.done = thread_done,
+		.done_ctx = log,
+	};
+	struct spec s = {DMT_FSVERITY_HASH_SHA256, 4096, 0, NULL, 1};
+	struct dmt_fsverity_batch *b;
+
+	cr_assert(log);
+	log->caller = pthread_self();
+	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
+	for (unsigned int i = 0; i < GIVEN_FILES; i++) {
+		struct dmt_fsverity_file f = {
+			.fd = -1,
+			.path = i == 2 ? dir : paths[i],
+			.size = i == 2 ? 4096 : given_size(i),
+			.user = &paths[i]};
+		char missing[64];
+
+		/* a file in a directory that is not there: as open() says */
+		if (i == 9) {
+			snprintf(missing, sizeof(missing), "%s/no-dir/f", dir);
+			f.path = missing;
+		}
+
+		cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+	}
+	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
+	dmt_fsverity_batch_free(b);
+	cr_assert_eq(log->n, GIVEN_FILES);
+	cr_expect_eq(log->other_thread, 0, "done ran on another thread");
+	for (unsigned int i = 0; i < GIVEN_FILES; i++) {
+		const struct dmt_fsverity_result *res = &log->res[i];
+		uint64_t real = given_real_size(i);
+		struct dmt_fsverity_digest d;
+		struct meta m;
+
+		cr_assert_eq(res->user, &paths[i], "result %u out of order", i);
+		if (i == 9) {
+			cr_expect_eq(res->err, -ENOENT);
+			cr_expect_eq(res->reason.code, DMT_REASON_IO);
+			continue;
+		}
+		if (i == 2) {
+			cr_expect_eq(res->err, -EISDIR);
+			cr_expect_eq(res->reason.code,
+				     DMT_REASON_FSVERITY_NOT_REGULAR);
+			continue;
+		}
+		if (given_size(i) != real) {
+			cr_expect_eq(res->err, -ENODATA, "file %u", i);
+			cr_expect_eq(res->reason.code,
+				     DMT_REASON_FSVERITY_SIZE_CHANGED,
+				     "file %u (%llu bytes, said %llu)", i,
+				     (unsigned long long)real,
+				     (unsigned long long)given_size(i));
+			continue;
+		}
+		cr_assert_eq(res->err, 0, "file %u: %d", i, res->err);
+		cr_expect_eq(res->size, real);
+		ours(&s, bufs[i], real, &d, &m);
+		cr_expect_eq(memcmp(&res->digest, &d, sizeof(d)), 0,
+			     "file %u (%llu bytes, %u threads): digest differs",
+			     i, (unsigned long long)real, threads);
+		meta_free(&m);
+	}
+	free(log);
+}
+
+Test(fsverity, batch_given_sizes_checked_as_read, .timeout = 120)
+{
+	char *dir = th_mkdtemp();
+	char *paths[GIVEN_FILES];
+	uint8_t *bufs[GIVEN_FILES];
+
+	for (unsigned int i = 0; i < GIVEN_FILES; i++) {
+		char name[32];
+		uint64_t size = given_real_size(i);
+
+		snprintf(name, sizeof(name), "f%03u", i);
+		paths[i] = th_path(dir, name);
+		bufs[i] = malloc(size + 1);
+		cr_assert_not_null(bufs[i]);
+		th_fill_random(bufs[i], (size_t)size, 500 + i);
+		th_write_file(paths[i], bufs[i], (size_t)size);
+	}
+	given_sizes_run(dir, paths, bufs, 2);
+	given_sizes_run(dir, paths, bufs, 1);
+	for (unsigned int i = 0; i < GIVEN_FILES; i++) {
+		free(paths[i]);
+		free(bufs[i]);
+	}
 	th_rmtree(dir);
 	free(dir);
 }

@@ -165,7 +165,9 @@ static int queue_all(struct cli *c, struct dmt_fsverity_batch *b)
 		struct dmt_fsverity_file file = {
 			.fd = -1,
 			.path = e->path,
-			.size = UINT64_MAX,
+			/* the size stat saw: the library checks it as it
+			 * reads, without an fstat of its own */
+			.size = e->size,
 			.user = (void *)(uintptr_t)i,
 		};
 

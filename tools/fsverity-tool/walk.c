@@ -6,7 +6,9 @@
  * as arguments are followed; found under -r they are skipped (as devices,
  * FIFOs and sockets) with a note, or are errors with --strict.  Files that
  * are hard links of an earlier entry are marked as its aliases (hashed
- * once).
+ * once).  Paths are stat'ed on the worker threads in blocks (a list of
+ * 50,000 files spends much of its listing time in stat), the list is
+ * built from the results in order.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dmt/threads.h>
+
 #include "tools/fsverity-tool/fvt.h"
 
 /* (dev, ino) -> first entry, for files with more than one link. */
@@ -25,12 +29,25 @@ struct link_map {
 	size_t cap, used;
 };
 
+/* A worker's descriptor of the directory of the paths it stats. */
+struct dir_fd {
+	int fd;
+	char *dir;
+	size_t len, cap;
+};
+
 struct walk {
 	struct cli *c;
 	struct fvt *f;
 	struct link_map links;
 	bool recursive, strict;
+	unsigned int threads;
+	struct dir_fd *dirs; /* threads */
 };
+
+/* Paths stat'ed together, and per work item of that. */
+#define STAT_BLOCK 4096
+#define STAT_CHUNK 64
 
 static size_t link_hash(dev_t dev, ino_t ino)
 {
@@ -201,37 +218,144 @@ static int read_names(const char *path, char ***out, size_t *n)
 
 static int walk_dir(struct walk *w, const char *dir, const char *rel);
 
-/* One entry found under -r. */
-static int walk_child(struct walk *w, const char *path, const char *rel)
+/* One entry found under -r, lstat'ed (st, or err). */
+static int walk_child(struct walk *w, const char *path, const char *rel,
+		      const struct stat *st, int serr)
 {
-	struct stat st;
 	char *r = strdup(rel);
 
 	if (!r)
 		return -ENOMEM;
-	if (lstat(path, &st) < 0)
-		return add_entry(w, path, r, NULL, -errno, NULL);
-	if (S_ISDIR(st.st_mode)) {
+	if (serr)
+		return add_entry(w, path, r, NULL, serr, NULL);
+	if (S_ISDIR(st->st_mode)) {
 		int err = walk_dir(w, path, r);
 
 		free(r);
 		return err;
 	}
-	if (S_ISREG(st.st_mode))
-		return add_entry(w, path, r, &st, 0, NULL);
+	if (S_ISREG(st->st_mode))
+		return add_entry(w, path, r, st, 0, NULL);
 	if (w->strict)
 		return add_entry(w, path, r, NULL, -EINVAL,
-				 kind_of(st.st_mode));
+				 kind_of(st->st_mode));
 	tool_info("%s: note: %s: skipped (%s; --strict makes it an error)",
-		  tool_name, path, kind_of(st.st_mode));
+		  tool_name, path, kind_of(st->st_mode));
 	free(r);
 	return 0;
 }
 
+/*
+ * stat (follow) or lstat of paths[0, n) on the workers, then
+ * visit(i, st, err) on this thread in order: the system calls of a big
+ * list run in parallel, the list keeps its order.
+ */
+struct stat_job {
+	char **paths;
+	struct stat *st;
+	int *err;
+	bool follow;
+	struct dir_fd *dirs;
+};
+
+static bool dir_fd_set(struct dir_fd *d, const char *path, size_t len)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+	if (len + 1 > d->cap) {
+		char *n = realloc(d->dir, len + 1);
+
+		if (!n)
+			return false;
+		d->dir = n;
+		d->cap = len + 1;
+	}
+	memcpy(d->dir, path, len);
+	d->dir[len] = 0;
+	d->len = len;
+	d->fd = open(d->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return d->fd >= 0;
+}
+
+/* stat or lstat of path through d, the descriptor of its directory
+ * (paths of one directory come together: the walk down to it is done
+ * once); anything unusual takes the plain call and its error. */
+static int stat_at(struct dir_fd *d, const char *path, struct stat *st,
+		   bool follow)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+
+	if (!len || !slash[1] ||
+	    ((d->fd < 0 || d->len != len || memcmp(d->dir, path, len)) &&
+	     !dir_fd_set(d, path, len)))
+		return follow ? stat(path, st) : lstat(path, st);
+	return fstatat(d->fd, slash + 1, st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+}
+
+static int stat_range(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
+{
+	struct stat_job *j = ctx;
+
+	for (uint64_t i = begin; i < end; i++) {
+		int rc = stat_at(&j->dirs[wid], j->paths[i], &j->st[i],
+				 j->follow);
+
+		j->err[i] = rc < 0 ? -errno : 0;
+	}
+	return 0;
+}
+
+typedef int (*visit_fn)(struct walk *w, void *ctx, size_t i,
+			const struct stat *st, int err);
+
+static int stat_visit(struct walk *w, char **paths, size_t n, bool follow,
+		      visit_fn visit, void *ctx)
+{
+	struct stat_job j = {.paths = paths, .follow = follow, .dirs = w->dirs};
+	int err;
+
+	j.st = malloc(n * sizeof(*j.st) + 1);
+	j.err = malloc(n * sizeof(*j.err) + 1);
+	err = j.st && j.err ? 0 : -ENOMEM;
+	if (!err)
+		err = dmt_parallel_for(w->threads, n, STAT_CHUNK, stat_range,
+				       &j);
+	for (size_t i = 0; !err && i < n; i++)
+		err = visit(w, ctx, i, &j.st[i], j.err[i]);
+	free(j.st);
+	free(j.err);
+	return err;
+}
+
+struct dir_block {
+	const char *dir, *rel;
+	char **paths, **names;
+};
+
+static int visit_child(struct walk *w, void *ctx, size_t i,
+		       const struct stat *st, int serr)
+{
+	struct dir_block *d = ctx;
+	char *r = *d->rel ? join(d->rel, d->names[i]) : strdup(d->names[i]);
+	int err = r ? walk_child(w, d->paths[i], r, st, serr) : -ENOMEM;
+
+	free(r);
+	return err;
+}
+
+static void free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+}
+
 static int walk_dir(struct walk *w, const char *dir, const char *rel)
 {
+	struct dir_block d = {.dir = dir, .rel = rel};
 	char **names = NULL;
-	size_t n = 0, i;
+	size_t n = 0, i, k = 0, cnt = 0;
 	int err = read_names(dir, &names, &n);
 
 	if (err == -ENOMEM)
@@ -242,43 +366,80 @@ static int walk_dir(struct walk *w, const char *dir, const char *rel)
 		err = r ? add_entry(w, dir, r, NULL, err, NULL) : -ENOMEM;
 		goto out;
 	}
-	for (i = 0; !err && i < n; i++) {
-		char *path = join(dir, names[i]);
-		char *r = *rel ? join(rel, names[i]) : strdup(names[i]);
-
-		err = path && r ? walk_child(w, path, r) : -ENOMEM;
-		free(path);
-		free(r);
+	d.paths =
+		malloc((n < STAT_BLOCK ? n : STAT_BLOCK) * sizeof(char *) + 1);
+	err = d.paths ? 0 : -ENOMEM;
+	for (k = 0; !err && k < n; k += cnt) {
+		cnt = n - k < STAT_BLOCK ? n - k : STAT_BLOCK;
+		d.names = names + k;
+		for (i = 0; i < cnt; i++)
+			d.paths[i] = join(dir, d.names[i]);
+		for (i = 0; !err && i < cnt; i++)
+			err = d.paths[i] ? 0 : -ENOMEM;
+		if (!err)
+			err = stat_visit(w, d.paths, cnt, false, visit_child,
+					 &d);
+		free_strings(d.paths, cnt);
 	}
+	free(d.paths);
 out:
-	for (i = 0; i < n; i++)
-		free(names[i]);
+	free_strings(names, n);
 	free(names);
 	return err;
 }
 
-/* A FILE argument or --files-from path. */
-static int add_arg(struct walk *w, const char *path)
+/* A FILE argument or --files-from path, stat'ed (st, or serr). */
+static int add_arg(struct walk *w, const char *path, const struct stat *st,
+		   int serr)
 {
 	const char *base = strrchr(path, '/');
-	struct stat st;
 	char *rel;
 
-	if (stat(path, &st) < 0)
-		return add_entry(w, path, NULL, NULL, -errno, NULL);
-	if (S_ISDIR(st.st_mode) && w->recursive)
+	if (serr)
+		return add_entry(w, path, NULL, NULL, serr, NULL);
+	if (S_ISDIR(st->st_mode) && w->recursive)
 		return walk_dir(w, path, "");
-	if (S_ISDIR(st.st_mode))
+	if (S_ISDIR(st->st_mode))
 		return add_entry(w, path, NULL, NULL, -EISDIR,
 				 "is a directory (-r digests the files in it)");
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st->st_mode))
 		return add_entry(w, path, NULL, NULL, -EINVAL,
-				 kind_of(st.st_mode));
+				 kind_of(st->st_mode));
 	rel = strdup(base && base[1] ? base + 1 : path);
-	return rel ? add_entry(w, path, rel, &st, 0, NULL) : -ENOMEM;
+	return rel ? add_entry(w, path, rel, st, 0, NULL) : -ENOMEM;
 }
 
-static int files_from(struct walk *w, const char *name, bool nul)
+static int visit_arg(struct walk *w, void *ctx, size_t i, const struct stat *st,
+		     int serr)
+{
+	return add_arg(w, ((char **)ctx)[i], st, serr);
+}
+
+/* Paths in blocks of STAT_BLOCK (taken over, freed). */
+struct path_block {
+	char **v;
+	size_t n;
+};
+
+static int flush_paths(struct walk *w, struct path_block *pb)
+{
+	int err = stat_visit(w, pb->v, pb->n, true, visit_arg, pb->v);
+
+	free_strings(pb->v, pb->n);
+	pb->n = 0;
+	return err;
+}
+
+static int push_path(struct walk *w, struct path_block *pb, char *path)
+{
+	if (!path)
+		return -ENOMEM;
+	pb->v[pb->n++] = path;
+	return pb->n == STAT_BLOCK ? flush_paths(w, pb) : 0;
+}
+
+static int files_from(struct walk *w, struct path_block *pb, const char *name,
+		      bool nul)
 {
 	FILE *in = strcmp(name, "-") ? fopen(name, "re") : stdin;
 	char *line = NULL;
@@ -296,7 +457,7 @@ static int files_from(struct walk *w, const char *name, bool nul)
 		if (line[len - 1] == (nul ? '\0' : '\n'))
 			line[--len] = 0;
 		if (len)
-			err = add_arg(w, line);
+			err = push_path(w, pb, strdup(line));
 	}
 	if (!err && ferror(in)) {
 		err = -EIO;
@@ -347,18 +508,35 @@ int fvt_collect(struct cli *c, const char *const *args, int nargs)
 			 .f = fvt_of(c),
 			 .recursive = cli_given(c, O_RECURSIVE),
 			 .strict = cli_given(c, O_STRICT)};
-	int err = 0;
+	struct path_block pb = {.v = malloc(STAT_BLOCK * sizeof(char *))};
+	int err = pb.v ? 0 : -ENOMEM;
 
+	w.threads = w.f->p.threads ? w.f->p.threads : dmt_default_threads();
+	w.dirs = calloc(w.threads, sizeof(*w.dirs));
+	if (!w.dirs)
+		err = -ENOMEM;
+	for (unsigned int i = 0; w.dirs && i < w.threads; i++)
+		w.dirs[i].fd = -1;
 	if (cli_given(c, O_NULL) && !cli_given(c, O_FILES_FROM)) {
 		tool_err("-0/--null needs --files-from");
-		return -EINVAL;
+		err = -EINVAL;
 	}
 	for (int i = 0; !err && i < nargs; i++)
-		err = add_arg(&w, args[i]);
+		err = push_path(&w, &pb, strdup(args[i]));
 	if (!err && cli_given(c, O_FILES_FROM))
-		err = files_from(&w, cli_str(c, O_FILES_FROM),
+		err = files_from(&w, &pb, cli_str(c, O_FILES_FROM),
 				 cli_given(c, O_NULL));
+	if (!err && pb.n)
+		err = flush_paths(&w, &pb);
+	free_strings(pb.v, pb.n);
+	free(pb.v);
 	free(w.links.slot);
+	for (unsigned int i = 0; w.dirs && i < w.threads; i++) {
+		if (w.dirs[i].fd >= 0)
+			close(w.dirs[i].fd);
+		free(w.dirs[i].dir);
+	}
+	free(w.dirs);
 	if (!err && !w.f->list.n && !nargs && !cli_given(c, O_FILES_FROM)) {
 		tool_err("%s: no FILE given (see --help)", c->cmd_name);
 		return -EINVAL;
