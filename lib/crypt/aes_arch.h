@@ -30,6 +30,11 @@ void dmt_xts_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
 void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 			const uint8_t *ivs, size_t n, const uint8_t *in,
 			uint8_t *out, size_t len);
+/* Same, each sector's 16-byte tweak (IV) at ivs + i * iv_stride: the
+ * random IVs of authenticated dm-crypt, where they sit in the tags. */
+void dmt_xts_vaes_crypt_tweaks(const struct dmt_xts_key *k, bool enc,
+			       const uint8_t *ivs, size_t iv_stride, size_t n,
+			       const uint8_t *in, uint8_t *out, size_t len);
 /* CBC with a 16- or 32-byte key (AES-192 stays with OpenSSL). */
 void dmt_cbc_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
 			 size_t key_len);
@@ -49,6 +54,13 @@ static inline void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 				      const uint8_t *ivs, size_t n,
 				      const uint8_t *in, uint8_t *out,
 				      size_t len)
+{
+}
+static inline void dmt_xts_vaes_crypt_tweaks(const struct dmt_xts_key *k,
+					     bool enc, const uint8_t *ivs,
+					     size_t iv_stride, size_t n,
+					     const uint8_t *in, uint8_t *out,
+					     size_t len)
 {
 }
 static inline void dmt_cbc_vaes_setkey(struct dmt_xts_key *k,

@@ -241,6 +241,13 @@ void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 			const uint8_t *ivs, size_t n, const uint8_t *in,
 			uint8_t *out, size_t len)
 {
+	dmt_xts_vaes_crypt_tweaks(k, enc, ivs, 16, n, in, out, len);
+}
+
+void dmt_xts_vaes_crypt_tweaks(const struct dmt_xts_key *k, bool enc,
+			       const uint8_t *ivs, size_t iv_stride, size_t n,
+			       const uint8_t *in, uint8_t *out, size_t len)
+{
 	const __m512i poly = _mm512_set1_epi64(0x87);
 	const __m512i lanes = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
 	uint8_t pad[64] __attribute__((aligned(64)));
@@ -254,7 +261,8 @@ void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 		__m512i t4;
 
 		memset(pad, 0, sizeof(pad));
-		memcpy(pad, ivs + 16 * s, 16 * m);
+		for (size_t i = 0; i < m; i++)
+			memcpy(pad + 16 * i, ivs + (s + i) * iv_stride, 16);
 		t4 = tweak4(k, pad);
 		_mm512_store_si512(pad, t4);
 		for (size_t i = 0; i < m; i++) {
