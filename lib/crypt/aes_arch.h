@@ -20,6 +20,14 @@ struct dmt_xts_key {
 	unsigned int rounds;		/* 10 (AES-128) or 14 (AES-256) */
 } __attribute__((aligned(64)));
 
+/* AES-GCM: round keys and the GHASH key powers hp[i] = H^(16 - i)
+ * (byte-reflected). */
+struct dmt_gcm_key {
+	uint8_t hp[16][16];		/* first: 64-byte aligned vectors */
+	uint8_t ek[15][16];
+	unsigned int rounds;		/* 10 (AES-128) or 14 (AES-256) */
+} __attribute__((aligned(64)));
+
 #if defined(__x86_64__)
 bool dmt_xts_vaes_usable(void);
 /* key: 32 or 64 bytes (two halves: data key, tweak key). */
@@ -41,6 +49,16 @@ void dmt_cbc_vaes_setkey(struct dmt_xts_key *k, const uint8_t *key,
 void dmt_cbc_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 			const uint8_t *ivs, size_t n, const uint8_t *in,
 			uint8_t *out, size_t len);
+/* GCM with a 16- or 32-byte key and a 12-byte IV, for sectors: len a
+ * multiple of 256, aad_len <= 64; in == out allowed.  tag receives the
+ * 16-byte tag (over the ciphertext: out when encrypting, in when not;
+ * the caller compares). */
+void dmt_gcm_vaes_setkey(struct dmt_gcm_key *k, const uint8_t *key,
+			 size_t key_len);
+void dmt_gcm_vaes_crypt(const struct dmt_gcm_key *k, bool enc,
+			const uint8_t *iv, const uint8_t *aad, size_t aad_len,
+			const uint8_t *in, uint8_t *out, size_t len,
+			uint8_t *tag);
 #else
 static inline bool dmt_xts_vaes_usable(void)
 {
@@ -71,6 +89,16 @@ static inline void dmt_cbc_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 				      const uint8_t *ivs, size_t n,
 				      const uint8_t *in, uint8_t *out,
 				      size_t len)
+{
+}
+static inline void dmt_gcm_vaes_setkey(struct dmt_gcm_key *k,
+				       const uint8_t *key, size_t key_len)
+{
+}
+static inline void dmt_gcm_vaes_crypt(const struct dmt_gcm_key *k, bool enc,
+				      const uint8_t *iv, const uint8_t *aad,
+				      size_t aad_len, const uint8_t *in,
+				      uint8_t *out, size_t len, uint8_t *tag)
 {
 }
 #endif
