@@ -19,7 +19,9 @@
 # files in place.  Why: a new (or only fallocated) tmpfs file gets its
 # pages at the first write, and that measures the hypervisor's page
 # allocation (1.4 s to 6 s seen for the same 2 GiB write), not the tool.
-# Medians of RUNS interleaved runs, wall and CPU (user + sys).
+# Medians of RUNS interleaved runs, wall and CPU (user + sys).  Memory:
+# the payload and the three images live on /dev/shm at once (about 4.1x
+# the payload; checked first), a copy and two images on the disk.
 #
 # Environment: CRYPT_TOOL (binary, required), BENCH_HASH (bench_hash
 # binary, required), BENCH_CRYPT_AUTH_SIZE (payload, default 2G),
@@ -28,6 +30,8 @@
 # BENCH_CRYPT_AUTH_SPEED_SECONDS (openssl speed, default 2).  Exits 1 when
 # a target is missed: gcm / xts-plain64 throughput >= 0.70; xts+hmac >=
 # 0.80 x 1/(1/h + 1/x); on the disk gcm and hmac <= 1.2x dd.
+# o and size_* are assigned through eval
+# shellcheck disable=SC2154
 set -eu
 
 tool=${CRYPT_TOOL:?set CRYPT_TOOL to the crypt-tool binary}
@@ -41,8 +45,11 @@ secs=${BENCH_CRYPT_AUTH_SPEED_SECONDS:-2}
 }
 ss="--sector-size 4096"
 cheap="--pbkdf pbkdf2 --pbkdf-force-iterations 1000 $ss"
+# shellcheck disable=SC2034 # used through eval
 opt_xts=""
+# shellcheck disable=SC2034
 opt_gcm="--integrity aead --cipher aes-gcm-random --key-size 256"
+# shellcheck disable=SC2034
 opt_hmac="--integrity hmac-sha256 --cipher aes-xts-random --key-size 512"
 
 disk=$(mktemp -d "${BENCH_CRYPT_AUTH_DIR:-/var/tmp}/dmt-bench-crypt-auth.XXXXXX")
@@ -51,6 +58,15 @@ trap 'rm -rf "$disk" "$shm"' EXIT INT TERM
 res=$disk/results
 mkdir -p "$res"
 printf 'bench passphrase' >"$disk/pw"
+want=$(numfmt --from=iec "$size" | awk '{ printf "%.0f", $1 * 4.2 / 1024 }')
+have=$(df -Pk "$shm" | awk 'NR == 2 { print $4 }')
+avail=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+if [ "$have" -lt "$want" ] || [ "$avail" -lt "$want" ]; then
+	echo "bench-crypt-auth: $size needs about $((want / 1024)) MiB on $shm" \
+		"and in memory (have $((have / 1024)) and $((avail / 1024)));" \
+		"set BENCH_CRYPT_AUTH_SIZE lower" >&2
+	exit 1
+fi
 
 echo "bench-crypt-auth: $size of random data, $runs runs each; disk $disk, shm $shm"
 head -c "$size" /dev/zero | openssl enc -aes-128-ctr -nosalt \
@@ -62,7 +78,7 @@ bytes=$(stat -c %s "$shm/data")
 # prepare WHERE NAME: NAME.img, the right size, every page written once
 # (untimed; see the header)
 prepare() {
-	eval o=\$opt_$2
+	eval o=\$opt_"$2"
 	# shellcheck disable=SC2086
 	n=$("$tool" size --payload-size "$bytes" $ss $o)
 	eval "size_$2=$n"
@@ -86,7 +102,7 @@ run() {
 	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$res/t" >>"$res/$name"
 }
 fmt() {	# fmt WHERE NAME: crypt-tool format of the payload into NAME.img
-	eval o=\$opt_$2
+	eval o=\$opt_"$2"
 	cat "$1/data" >/dev/null
 	# shellcheck disable=SC2086
 	run "$2_$3" "$tool" format -q $cheap $o --key-file "$disk/pw" \
