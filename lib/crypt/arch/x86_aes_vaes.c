@@ -410,7 +410,7 @@ static inline __m128i bswap128(__m128i x)
 }
 
 /* [hi:lo] (unshifted 255-bit product) -> reduced field element */
-static __m128i gf_reduce(__m128i lo, __m128i hi)
+static inline __m128i gf_reduce(__m128i lo, __m128i hi)
 {
 	__m128i t7 = _mm_srli_epi32(lo, 31), t8 = _mm_srli_epi32(hi, 31), t9;
 	__m128i t2, t4, t5;
@@ -440,7 +440,7 @@ static __m128i gf_reduce(__m128i lo, __m128i hi)
 	_mm512_castsi512_si128(_mm512_clmulepi64_epi128(                      \
 		_mm512_castsi128_si512(a), _mm512_castsi128_si512(b), imm))
 
-static __m128i gf_mul(__m128i a, __m128i b)
+static inline __m128i gf_mul(__m128i a, __m128i b)
 {
 	__m128i lo = CLMUL128(a, b, 0x00);
 	__m128i hi = CLMUL128(a, b, 0x11);
