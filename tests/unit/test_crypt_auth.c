@@ -204,6 +204,8 @@ Test(crypt_auth, aegis128_tamper)
 /* ---- images ---- */
 
 static const char pass[] = "auth passphrase";
+/* progress hook every image format and check of these tests use */
+static struct dmt_progress img_progress;
 
 struct img {
 	char *dir, *path, *payload;
@@ -236,7 +238,7 @@ static int make_image(struct img *im, const char *cipher, const char *integ,
 	ret = dmt_auth_format(&(struct dmt_auth_image){
 		.h = h, .data = &d, .payload = &p, .wipe = wipe,
 		.device_size = device_size, .device_size_auto = !device_size,
-		.threads = 2 }, &im->res);
+		.threads = 2, .progress = img_progress }, &im->res);
 	dmt_file_close(&d);
 	dmt_file_close(&p);
 	dmt_luks2_free(h);
@@ -258,7 +260,8 @@ static int verify(struct img *im, const char *out, bool allow_bad)
 		cr_assert_eq(dmt_file_open(&o, out, DMT_OPEN_RW | DMT_OPEN_CREATE),
 			     0);
 	struct dmt_auth_image ai = { .h = h, .data = &d, .output = &o,
-				     .allow_bad = allow_bad };
+				     .allow_bad = allow_bad,
+				     .progress = img_progress };
 	ret = out ? dmt_auth_decrypt_image(&ai, &im->res) :
 		    dmt_auth_check(&ai, &im->res);
 	dmt_file_close(&o);
@@ -657,4 +660,84 @@ Test(crypt_auth, gcm_engine_paths_agree)
 			free(back);
 			free(tags);
 		}
+}
+
+/*
+ * The walk's pipeline (loader, cipher, storer threads over a ring of
+ * 4 MiB chunks) over many chunks: a payload of 13 MiB + 5000 bytes (whole
+ * chunks mapped, the last one read and zero-filled) round trips; a write
+ * or read failing mid-walk, or the progress hook asking to stop, ends the
+ * walk with that error (no hang), the failure named.
+ */
+enum { STOP_NONE, STOP_WRITE, STOP_READ, STOP_ASK };
+struct stopper {
+	int mode, calls;
+	uint64_t last;
+};
+
+static int stop_at_second(void *ctx, uint64_t done, uint64_t total)
+{
+	struct stopper *st = ctx;
+
+	cr_assert_gt(done, st->last);	/* in order, serialized */
+	cr_assert_leq(done, total);
+	st->last = done;
+	if (++st->calls != 2)
+		return 0;
+	if (st->mode == STOP_WRITE)
+		dmt_io_fault_set("img", DMT_IO_WRITE, 1, EIO, false);
+	if (st->mode == STOP_READ)
+		dmt_io_fault_set("img", DMT_IO_READ, 1, EIO, false);
+	return st->mode == STOP_ASK;
+}
+
+Test(crypt_auth, pipeline_many_chunks_faults_and_stop, .timeout = 60)
+{
+	static const size_t which[] = { 0, 3 };	/* hmac-sha256, gcm */
+	size_t plen = (13 << 20) + 5000;
+
+	for (size_t w = 0; w < 2; w++) {
+		const char *ci = combos[which[w]][0], *in = combos[which[w]][1];
+		struct stopper st = { STOP_NONE, 0, 0 };
+		struct img im;
+		char *out;
+		uint8_t *got, *want;
+		size_t len;
+
+		img_progress = (struct dmt_progress){ stop_at_second, &st };
+		cr_assert_eq(make_image(&im, ci, in, 4096, plen, true, 0), 0);
+		cr_assert_geq(st.calls, 4, "%s: %d chunks", ci, st.calls);
+		cr_assert_eq(st.last, im.res.mapped_bytes);
+		st = (struct stopper){ STOP_NONE, 0, 0 };
+		cr_assert_eq(verify(&im, NULL, false), 0);
+		out = th_path(im.dir, "out");
+		st = (struct stopper){ STOP_NONE, 0, 0 };
+		cr_assert_eq(verify(&im, out, false), 0);
+		got = th_read_file(out, &len);
+		want = th_read_file(im.payload, &len);
+		cr_assert_eq(memcmp(got, want, plen), 0, "%s+%s", ci, in);
+		free(got);
+		free(want);
+		/* check: a read of the image fails after the 2nd chunk */
+		st = (struct stopper){ STOP_READ, 0, 0 };
+		cr_assert_eq(verify(&im, NULL, false), -EIO);
+		cr_assert_eq(im.res.reason.code, DMT_REASON_IO);
+		dmt_io_fault_clear();
+		st = (struct stopper){ STOP_ASK, 0, 0 };
+		cr_assert_eq(verify(&im, out, false), -EINTR);
+		free(out);
+		img_free(&im);
+		/* format: a write fails, or the hook stops it */
+		st = (struct stopper){ STOP_WRITE, 0, 0 };
+		cr_assert_eq(make_image(&im, ci, in, 4096, plen, true, 0), -EIO);
+		cr_assert_eq(im.res.reason.code, DMT_REASON_IO);
+		cr_assert_eq(st.calls, 2);
+		dmt_io_fault_clear();
+		img_free(&im);
+		st = (struct stopper){ STOP_ASK, 0, 0 };
+		cr_assert_eq(make_image(&im, ci, in, 4096, plen, true, 0),
+			     -EINTR);
+		img_free(&im);
+		img_progress = (struct dmt_progress){ 0 };
+	}
 }
