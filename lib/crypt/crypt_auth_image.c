@@ -6,18 +6,18 @@
  * the dm-crypt sectors with "auth tag || random IV" as each block's tag.
  * format writes all of it; check and decrypt walk every block of the
  * dm-integrity device, an interleave area at a time, in chunks of at most
- * CHUNK_BYTES of data (bounded memory), the cipher work spread over the
- * engine's threads.
+ * CHUNK_BYTES of data, NSLOTS chunks in flight (bounded memory), the
+ * cipher work spread over the engine's threads.
  */
 #include <dmt/crypt_auth.h>
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <dmt/crypt.h>
 #include <dmt/io.h>
@@ -164,9 +164,10 @@ static void note_bad(struct dmt_auth_result *r, uint64_t s512)
 /*
  * Format maps a whole chunk of a regular payload file instead of copying
  * it: the cipher reads the page cache itself (populated here, in the
- * loader).  On failure the chunk is read as usual.  (Mapping the image's
- * data area on tmpfs as well was measured: populating and unmapping the
- * writable pages cost about what the copy does.)
+ * loader).  On failure the chunk is read as usual.  The payload must not
+ * shrink meanwhile (as with any mapping, that is SIGBUS).  (Mapping the
+ * image's data area on tmpfs as well was measured: populating and
+ * unmapping the writable pages cost about what the copy does.)
  */
 static bool map_chunk(struct walk *w, struct slot *sl, uint64_t pos,
 		      size_t len)
