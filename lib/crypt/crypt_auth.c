@@ -4,11 +4,11 @@
  * dm-crypt): the six cipher/integrity pairs, and many sectors per call on
  * every core.  Each worker owns its prepared state, keyed once at open:
  * an OpenSSL context (XTS, GCM, ChaCha20-Poly1305; per sector only the IV
- * is set; XTS goes through our VAES code instead where the CPU has it,
- * a whole range per call with the random IVs read from the tags as the
- * tweaks) and for hmac-* a clone of the batched hasher (inner and outer
- * HMAC states prepared once), which MACs a whole range of sectors in one
- * call with "le64 sector || IV" as each message's header.
+ * is set; XTS and AES-GCM go through our VAES code instead where the CPU
+ * has it, XTS a whole range per call with the random IVs read from the
+ * tags as the tweaks) and for hmac-* a clone of the batched hasher (inner
+ * and outer HMAC states prepared once), which MACs a whole range of
+ * sectors in one call with "le64 sector || IV" as each message's header.
  */
 #include <dmt/crypt_auth.h>
 
@@ -212,6 +212,33 @@ static int make_hasher(const struct dmt_auth_params *p,
 	return dmt_hasher_new(&hp, out);
 }
 
+/*
+ * Our VAES code where the CPU has it, keyed once (secure memory): XTS
+ * with the random IVs as tweaks, GCM with AES-128/256 (AES-192 stays with
+ * OpenSSL).  Several times OpenSSL 3.0's per-sector EVP calls here: no
+ * per-sector parameter machinery, a range of sectors per XTS call, 16
+ * blocks per GHASH reduction.
+ */
+static int own_keys(struct dmt_auth *a, const uint8_t *key)
+{
+	const struct dmt_auth_spec *s = &a->spec;
+
+	if (!dmt_xts_vaes_usable())
+		return 0;
+	if (s->kind == DMT_AUTH_HMAC_XTS) {
+		a->xk = dmt_secure_alloc(sizeof(*a->xk));
+		if (!a->xk)
+			return -ENOMEM;
+		dmt_xts_vaes_setkey(a->xk, key, s->cipher_key_size);
+	} else if (s->kind == DMT_AUTH_GCM && s->cipher_key_size != 24) {
+		a->gk = dmt_secure_alloc(sizeof(*a->gk));
+		if (!a->gk)
+			return -ENOMEM;
+		dmt_gcm_vaes_setkey(a->gk, key, s->cipher_key_size);
+	}
+	return 0;
+}
+
 int dmt_auth_open(struct dmt_auth **out, const struct dmt_auth_params *p,
 		  struct dmt_reason *r)
 {
@@ -241,25 +268,8 @@ int dmt_auth_open(struct dmt_auth **out, const struct dmt_auth_params *p,
 		ret = -ENOMEM;
 	if (!ret && s->mac_alg)
 		ret = make_hasher(p, &proto);
-	/* XTS with the random IVs as tweaks: our VAES code where the CPU
-	 * has it (several times OpenSSL 3.0's per-sector EVP calls) */
-	if (!ret && s->kind == DMT_AUTH_HMAC_XTS && dmt_xts_vaes_usable()) {
-		a->xk = dmt_secure_alloc(sizeof(*a->xk));
-		if (!a->xk)
-			ret = -ENOMEM;
-		else
-			dmt_xts_vaes_setkey(a->xk, p->key, s->cipher_key_size);
-	}
-	/* GCM likewise (AES-128/256; AES-192 stays with OpenSSL): no
-	 * per-sector parameter machinery, 16 blocks per GHASH reduction */
-	if (!ret && s->kind == DMT_AUTH_GCM && s->cipher_key_size != 24 &&
-	    dmt_xts_vaes_usable()) {
-		a->gk = dmt_secure_alloc(sizeof(*a->gk));
-		if (!a->gk)
-			ret = -ENOMEM;
-		else
-			dmt_gcm_vaes_setkey(a->gk, p->key, s->cipher_key_size);
-	}
+	if (!ret)
+		ret = own_keys(a, p->key);
 	for (unsigned int i = 0; !ret && i < a->threads; i++)
 		ret = worker_init(a, &a->w[i], p, proto);
 	dmt_hasher_free(proto);
