@@ -20,10 +20,10 @@ struct dmt_xts_key {
 	unsigned int rounds;		/* 10 (AES-128) or 14 (AES-256) */
 } __attribute__((aligned(64)));
 
-/* AES-GCM: round keys and the GHASH key powers hp[i] = H^(16 - i)
+/* AES-GCM: round keys and the GHASH key powers hp[i] = H^(32 - i)
  * (byte-reflected). */
 struct dmt_gcm_key {
-	uint8_t hp[16][16];		/* first: 64-byte aligned vectors */
+	uint8_t hp[32][16];		/* first: 64-byte aligned vectors */
 	uint8_t ek[15][16];
 	unsigned int rounds;		/* 10 (AES-128) or 14 (AES-256) */
 } __attribute__((aligned(64)));

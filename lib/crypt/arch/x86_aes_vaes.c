@@ -399,8 +399,8 @@ void dmt_cbc_vaes_crypt(const struct dmt_xts_key *k, bool enc,
  * multiplication white paper (Gueron, Kounavis): every block is
  * byte-swapped on load, products are carry-less, the 256-bit product is
  * shifted left by one and reduced modulo x^128 + x^7 + x^2 + x + 1.
- * Sixteen blocks are folded per reduction: block j of a 256-byte stretch
- * is multiplied by H^(16-j) (the running hash folded into block 0), the
+ * 32 blocks are folded per reduction: block j of a 512-byte stretch is
+ * multiplied by H^(32-j) (the running hash folded into block 0), the
  * unreduced products summed, then reduced once.
  */
 static inline __m128i bswap128(__m128i x)
@@ -477,7 +477,7 @@ void dmt_gcm_vaes_setkey(struct dmt_gcm_key *k, const uint8_t *key,
 		_mm_store_si128((__m128i *)k->ek[i], ek[i]);
 	h = bswap128(aes_block(k, _mm_setzero_si128()));
 	p = h;
-	for (int i = 15; i >= 0; i--) {	/* hp[i] = H^(16 - i) */
+	for (int i = 31; i >= 0; i--) {	/* hp[i] = H^(32 - i) */
 		_mm_store_si128((__m128i *)k->hp[i], p);
 		p = gf_mul(p, h);
 	}
@@ -495,17 +495,18 @@ static inline __m128i xor_lanes(__m512i v)
 			     _mm256_extracti128_si256(x, 1));
 }
 
-/* x = GHASH state folded with 16 byte-swapped blocks c0..c3. */
-static __m128i ghash16(const struct dmt_gcm_key *k, __m128i x, __m512i c0,
-		       __m512i c1, __m512i c2, __m512i c3)
+/* x = GHASH state folded with the 4 * nv byte-swapped blocks c[], block j
+ * times pw[j] (the powers down to H^1), one reduction for all. */
+static __m128i ghash_fold(__m128i x, __m512i *c, int nv,
+			  const uint8_t (*pw)[16])
 {
-	__m512i c[4] = { c0, c1, c2, c3 }, lo, hi, mid;
+	__m512i lo, hi, mid;
 
 	c[0] = _mm512_xor_si512(c[0], _mm512_inserti32x4(
 					      _mm512_setzero_si512(), x, 0));
 	lo = hi = mid = _mm512_setzero_si512();
-	for (int v = 0; v < 4; v++) {
-		__m512i h = _mm512_load_si512(k->hp[4 * v]);
+	for (int v = 0; v < nv; v++) {
+		__m512i h = _mm512_load_si512(pw[4 * v]);
 
 		lo = _mm512_xor_si512(lo, _mm512_clmulepi64_epi128(c[v], h, 0x00));
 		hi = _mm512_xor_si512(hi, _mm512_clmulepi64_epi128(c[v], h, 0x11));
@@ -554,7 +555,7 @@ static __m128i ghash_aad(const struct dmt_gcm_key *k, const uint8_t *aad,
 			 size_t len)
 {
 	__m128i x = _mm_setzero_si128(), h = _mm_load_si128(
-						 (const __m128i *)k->hp[15]);
+						 (const __m128i *)k->hp[31]);
 
 	for (size_t off = 0; off < len; off += 16) {
 		uint8_t blk[16] = { 0 };
@@ -594,23 +595,28 @@ void dmt_gcm_vaes_crypt(const struct dmt_gcm_key *k, bool enc,
 						_mm_set_epi32(2, 0, 0, 0))));
 	j0[15] = 1;
 	x = ghash_aad(k, aad, aad_len);
-	for (size_t off = 0; off + 256 <= len; off += 256) {
-		__m512i ks[4], c[4];
+	/* 512 bytes per reduction (256 for a last odd stretch) */
+	for (size_t off = 0; off + 256 <= len;) {
+		int nv = off + 512 <= len ? 8 : 4;
+		__m512i ks[8], c[8];
 
-		keystream16(rk, k->rounds, ctr, ks);
-		ctr = _mm512_add_epi32(ctr, sixteen);
-		for (int v = 0; v < 4; v++) {
+		for (int q = 0; q < nv; q += 4) {
+			keystream16(rk, k->rounds, ctr, ks + q);
+			ctr = _mm512_add_epi32(ctr, sixteen);
+		}
+		for (int v = 0; v < nv; v++) {
 			__m512i d = _mm512_loadu_si512(in + off + 64 * v);
 			__m512i o = _mm512_xor_si512(d, ks[v]);
 
 			_mm512_storeu_si512(out + off + 64 * v, o);
 			c[v] = _mm512_shuffle_epi8(enc ? o : d, bs);
 		}
-		x = ghash16(k, x, c[0], c[1], c[2], c[3]);
+		x = ghash_fold(x, c, nv, k->hp + (nv == 8 ? 0 : 16));
+		off += (size_t)nv * 64;
 	}
 	lenblk = _mm_set_epi64x((long long)aad_len * 8, (long long)len * 8);
 	x = gf_mul(_mm_xor_si128(x, lenblk),
-		   _mm_load_si128((const __m128i *)k->hp[15]));
+		   _mm_load_si128((const __m128i *)k->hp[31]));
 	t = _mm_xor_si128(bswap128(x),
 			  aes_block(k, _mm_loadu_si128((const __m128i *)j0)));
 	_mm_storeu_si128((__m128i *)tag, t);
