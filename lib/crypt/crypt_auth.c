@@ -216,7 +216,7 @@ static int make_hasher(const struct dmt_auth_params *p,
  * Our VAES code where the CPU has it, keyed once (secure memory): XTS
  * with the random IVs as tweaks, GCM with AES-128/256 (AES-192 stays with
  * OpenSSL).  Several times OpenSSL 3.0's per-sector EVP calls here: no
- * per-sector parameter machinery, a range of sectors per XTS call, 16
+ * per-sector parameter machinery, a range of sectors per XTS call, 32
  * blocks per GHASH reduction.
  */
 static int own_keys(struct dmt_auth *a, const uint8_t *key)
