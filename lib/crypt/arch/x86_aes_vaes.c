@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * AES-XTS and AES-CBC with VAES/VPCLMULQDQ on 512-bit vectors.
+ * AES-XTS, AES-CBC and AES-GCM with VAES/VPCLMULQDQ on 512-bit vectors.
  *
  * XTS (IEEE 1619): tweak
  * T = AES_k2(IV); block j: C = AES_k1(P ^ T_j) ^ T_j, T_{j+1} = T_j * x in
@@ -11,6 +11,10 @@
  * CBC: encryption is serial within a sector, so 16 sectors are encrypted
  * side by side (lane i of vector v is sector 4v + i); decryption is
  * parallel within a sector (P_j = D(C_j) ^ C_{j-1}), 16 blocks at once.
+ *
+ * GCM (authenticated dm-crypt's aes-gcm-random, one sector per call):
+ * CTR 16 blocks at a time, GHASH as described at its section.
+ *
  * Compiled only with
  * its own ISA flags (mk/crypt.mk); used when the CPU has them.
  */
