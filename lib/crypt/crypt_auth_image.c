@@ -6,14 +6,18 @@
  * the dm-crypt sectors with "auth tag || random IV" as each block's tag.
  * format writes all of it; check and decrypt walk every block of the
  * dm-integrity device, an interleave area at a time, in chunks of at most
- * CHUNK_BYTES of data (bounded memory), the cipher work spread over the
- * engine's threads.
+ * CHUNK_BYTES of data, NSLOTS chunks in flight (bounded memory), the
+ * cipher work spread over the engine's threads.
  */
 #include <dmt/crypt_auth.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <dmt/crypt.h>
 #include <dmt/io.h>
@@ -22,14 +26,41 @@
 #include "lib/crypt/crypt_auth_priv.h"
 
 #define CHUNK_BYTES (4u << 20)
+#define NSLOTS 3
+
+/*
+ * The walk is a pipeline over a ring of NSLOTS chunk buffers: a loader
+ * thread reads chunks ahead, the caller's thread runs the cipher over them
+ * (on the engine's workers), a storer thread writes them behind, so the
+ * file copies overlap the cipher work.  Every slot goes EMPTY -> LOADED
+ * -> DONE -> EMPTY in chunk order; the first error stops all three.
+ */
+enum { SLOT_EMPTY, SLOT_LOADED, SLOT_DONE };
+
+struct slot {
+	uint8_t *buf, *tags, *bad;
+	const uint8_t *in;		/* format: the payload bytes (buf or map) */
+	void *map;			/* a mapping of the payload, or NULL */
+	size_t map_len;
+	uint64_t s;			/* first 512-byte sector */
+	size_t n;			/* blocks */
+	uint64_t doff, toff;		/* data and tag offsets in o->data */
+	int state;
+};
 
 struct walk {
 	const struct dmt_auth_image *o;
 	struct dmt_auth_result *r;
 	struct dmt_auth *a;
-	uint8_t *buf, *tags, *bad;
 	size_t chunk_blocks;
+	bool map_payload;		/* format: a regular file, mmap it */
+	size_t page;
+	uint64_t end;			/* 512-byte sectors to walk */
 	enum { W_FORMAT, W_CHECK, W_DECRYPT } kind;
+	struct slot slot[NSLOTS];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int err;			/* first error, stops everyone */
 };
 
 static int why(struct dmt_auth_result *r, int err, int code,
@@ -37,6 +68,16 @@ static int why(struct dmt_auth_result *r, int err, int code,
 {
 	if (r->reason.code == DMT_REASON_NONE)
 		dmt_reason_set(&r->reason, err, code, field, value);
+	return err;
+}
+
+/* why() from a pipeline thread: under the walk's lock. */
+static int fail(struct walk *w, int err, int code, const char *field,
+		uint64_t value)
+{
+	pthread_mutex_lock(&w->lock);
+	why(w->r, err, code, field, value);
+	pthread_mutex_unlock(&w->lock);
 	return err;
 }
 
@@ -67,6 +108,7 @@ static int open_engine(const struct dmt_auth_image *o,
 {
 	size_t vk_len;
 	const uint8_t *vk = dmt_luks2_volume_key(o->h, &vk_len);
+	struct stat st;
 	struct dmt_auth_params ap = {
 		.spec = &r->spec, .key = vk, .key_size = vk_len,
 		.sector_size = r->geom.spb << 9, .threads = o->threads,
@@ -78,22 +120,40 @@ static int open_engine(const struct dmt_auth_image *o,
 	w->o = o;
 	w->r = r;
 	w->chunk_blocks = CHUNK_BYTES / ap.sector_size;
-	w->buf = malloc(CHUNK_BYTES);
-	w->tags = malloc(w->chunk_blocks * r->spec.tag_size);
-	w->bad = malloc(w->chunk_blocks);
-	if (!w->buf || !w->tags || !w->bad)
-		return -ENOMEM;
+	w->page = (size_t)sysconf(_SC_PAGESIZE);
+	w->map_payload = o->payload && !fstat(o->payload->fd, &st) &&
+			 S_ISREG(st.st_mode);
+	for (int i = 0; i < NSLOTS; i++) {
+		struct slot *sl = &w->slot[i];
+
+		/* aligned: the data transfers may go around the cache */
+		sl->buf = aligned_alloc(4096, CHUNK_BYTES);
+		sl->tags = malloc(w->chunk_blocks * r->spec.tag_size);
+		sl->bad = malloc(w->chunk_blocks);
+		if (!sl->buf || !sl->tags || !sl->bad)
+			return -ENOMEM;
+	}
 	return dmt_auth_open(&w->a, &ap, &r->reason);
+}
+
+static void unmap_chunk(struct slot *sl)
+{
+	if (sl->map)
+		munmap(sl->map, sl->map_len);
+	sl->map = NULL;
 }
 
 static void close_walk(struct walk *w)
 {
 	dmt_auth_close(w->a);
-	if (w->buf)
-		dmt_secure_wipe(w->buf, CHUNK_BYTES);
-	free(w->buf);
-	free(w->tags);
-	free(w->bad);
+	for (int i = 0; i < NSLOTS; i++) {
+		unmap_chunk(&w->slot[i]);
+		if (w->slot[i].buf)
+			dmt_secure_wipe(w->slot[i].buf, CHUNK_BYTES);
+		free(w->slot[i].buf);
+		free(w->slot[i].tags);
+		free(w->slot[i].bad);
+	}
 }
 
 static void note_bad(struct dmt_auth_result *r, uint64_t s512)
@@ -103,88 +163,229 @@ static void note_bad(struct dmt_auth_result *r, uint64_t s512)
 	r->bad++;
 }
 
-/* Format: payload (zeros after it) -> buf, encrypt, write data + tags. */
-static int chunk_format(struct walk *w, uint64_t s, size_t n, uint64_t doff,
-			uint64_t toff)
+/*
+ * Format maps a whole chunk of a regular payload file instead of copying
+ * it: the cipher reads the page cache itself (populated here, in the
+ * loader).  On failure the chunk is read as usual.  The payload must not
+ * shrink meanwhile (as with any mapping, that is SIGBUS).  (Mapping the
+ * image's data area on tmpfs as well was measured: populating and
+ * unmapping the writable pages cost about what the copy does.)
+ */
+static bool map_chunk(struct walk *w, struct slot *sl, uint64_t pos,
+		      size_t len)
 {
-	const struct dmt_auth_image *o = w->o;
+	uint64_t at = pos & ~(uint64_t)(w->page - 1);
+
+	sl->map_len = len + (size_t)(pos - at);
+	sl->map = mmap(NULL, sl->map_len, PROT_READ, MAP_SHARED | MAP_POPULATE,
+		       w->o->payload->fd, (off_t)at);
+	if (sl->map == MAP_FAILED) {
+		sl->map = NULL;
+		return false;
+	}
+	sl->in = (const uint8_t *)sl->map + (pos - at);
+	return true;
+}
+
+/* Format: payload (zeros after it) -> buf, or a mapping of it. */
+static int load_format(struct walk *w, struct slot *sl)
+{
 	struct dmt_auth_result *r = w->r;
-	size_t bs = r->geom.spb << 9, len = n * bs, have = 0;
-	uint64_t pos = s << 9;
+	size_t len = sl->n * (r->geom.spb << 9), have = 0;
+	uint64_t pos = sl->s << 9;
 	int ret;
 
 	if (pos < r->payload_bytes)
 		have = r->payload_bytes - pos < len ?
 			       (size_t)(r->payload_bytes - pos) :
 			       len;
-	if (have && (ret = dmt_pread_full(o->payload, w->buf, have, pos)))
-		return why(r, ret, DMT_REASON_IO, "payload", (uint64_t)-ret);
-	memset(w->buf + have, 0, len - have);
-	ret = dmt_auth_encrypt(w->a, s >> r->geom.log2_spb, n, w->buf, w->buf,
-			       w->tags);
-	if (ret < 0)
-		return ret;
-	ret = dmt_pwrite_full(o->data, w->buf, len, doff);
-	if (!ret)
-		ret = dmt_pwrite_full(o->data, w->tags, n * r->spec.tag_size,
-				      toff);
-	return ret ? why(r, ret, DMT_REASON_IO, "data", (uint64_t)-ret) : 0;
+	sl->in = sl->buf;
+	if (w->map_payload && have == len && map_chunk(w, sl, pos, len))
+		return 0;
+	if (have && (ret = dmt_pread_full(w->o->payload, sl->buf, have, pos)))
+		return fail(w, ret, DMT_REASON_IO, "payload", (uint64_t)-ret);
+	memset(sl->buf + have, 0, len - have);
+	return 0;
 }
 
-/* Check / decrypt: read data + tags, verify, maybe write plaintext. */
-static int chunk_verify(struct walk *w, uint64_t s, size_t n, uint64_t doff,
-			uint64_t toff)
+/* Check / decrypt: data + tags. */
+static int load_image(struct walk *w, struct slot *sl)
+{
+	size_t len = sl->n * (w->r->geom.spb << 9);
+	int ret = dmt_pread_full(w->o->data, sl->buf, len, sl->doff);
+
+	if (!ret)
+		ret = dmt_pread_full(w->o->data, sl->tags,
+				     sl->n * w->r->spec.tag_size, sl->toff);
+	return ret ? fail(w, ret, DMT_REASON_IO, "data", (uint64_t)-ret) : 0;
+}
+
+/* The cipher work of one chunk (the caller's thread, in chunk order). */
+static int work(struct walk *w, struct slot *sl)
 {
 	const struct dmt_auth_image *o = w->o;
 	struct dmt_auth_result *r = w->r;
-	size_t bs = r->geom.spb << 9, len = n * bs;
 	bool dec = w->kind == W_DECRYPT;
-	int ret = dmt_pread_full(o->data, w->buf, len, doff), nbad;
+	int nbad;
 
-	if (!ret)
-		ret = dmt_pread_full(o->data, w->tags, n * r->spec.tag_size,
-				     toff);
-	if (ret)
-		return why(r, ret, DMT_REASON_IO, "data", (uint64_t)-ret);
-	nbad = dmt_auth_decrypt(w->a, s >> r->geom.log2_spb, n, w->buf,
-				dec ? w->buf : NULL, w->tags, w->bad);
+	if (w->kind == W_FORMAT) {
+		nbad = dmt_auth_encrypt(w->a, sl->s >> r->geom.log2_spb, sl->n,
+					sl->in, sl->buf, sl->tags);
+		unmap_chunk(sl);
+		return nbad < 0 ? nbad : 0;
+	}
+	nbad = dmt_auth_decrypt(w->a, sl->s >> r->geom.log2_spb, sl->n,
+				sl->buf, dec ? sl->buf : NULL, sl->tags,
+				sl->bad);
 	if (nbad < 0)
 		return nbad;
-	for (size_t i = 0; nbad && i < n; i++)
-		if (w->bad[i])
-			note_bad(r, s + (i << r->geom.log2_spb));
-	if (dec && nbad && !o->allow_bad)
-		return -EBADMSG;
-	if (dec && (ret = dmt_pwrite_full(o->output, w->buf, len, s << 9)))
-		return why(r, ret, DMT_REASON_IO, "output", (uint64_t)-ret);
+	for (size_t i = 0; nbad && i < sl->n; i++)
+		if (sl->bad[i])
+			note_bad(r, sl->s + (i << r->geom.log2_spb));
+	return dec && nbad && !o->allow_bad ? -EBADMSG : 0;
+}
+
+/* Format: data + tags into the image; decrypt: plaintext out. */
+static int store(struct walk *w, struct slot *sl)
+{
+	const struct dmt_auth_image *o = w->o;
+	const struct dmt_progress *pr = &o->progress;
+	size_t len = sl->n * (w->r->geom.spb << 9);
+	uint64_t done = (sl->s << 9) + len;
+	int ret = 0;
+
+	if (w->kind == W_FORMAT) {
+		ret = dmt_pwrite_full(o->data, sl->buf, len, sl->doff);
+		if (!ret)
+			ret = dmt_pwrite_full(o->data, sl->tags,
+					      sl->n * w->r->spec.tag_size,
+					      sl->toff);
+		if (ret)
+			return fail(w, ret, DMT_REASON_IO, "data",
+				    (uint64_t)-ret);
+	} else if (w->kind == W_DECRYPT) {
+		ret = dmt_pwrite_full(o->output, sl->buf, len, sl->s << 9);
+		if (ret)
+			return fail(w, ret, DMT_REASON_IO, "output",
+				    (uint64_t)-ret);
+	}
+	if (pr->fn && pr->fn(pr->ctx, done, w->end << 9))
+		return -EINTR;
 	return 0;
+}
+
+/* Chunk at 512-byte sector *s into sl; advances *s.  False at the end.
+ * A chunk never crosses an interleave area. */
+static bool next_chunk(const struct walk *w, uint64_t *s, struct slot *sl)
+{
+	const struct dmt_integrity_geom *g = &w->r->geom;
+	uint64_t area = 1ull << g->log2_interleave, base = w->r->data_offset;
+	uint64_t stop = (*s | (area - 1)) + 1;
+
+	if (*s >= w->end)
+		return false;
+	if (stop > w->end)
+		stop = w->end;
+	sl->s = *s;
+	sl->n = w->chunk_blocks;
+	if ((stop - *s) >> g->log2_spb < sl->n)
+		sl->n = (size_t)((stop - *s) >> g->log2_spb);
+	sl->doff = base + (dmt_integrity_data_sector(g, *s) << 9);
+	sl->toff = base + dmt_integrity_tag_offset(g, *s);
+	*s += (uint64_t)sl->n << g->log2_spb;
+	return true;
+}
+
+/* Waits until slot i is in state want; returns the walk's error. */
+static int wait_slot(struct walk *w, int i, int want)
+{
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->err && w->slot[i].state != want)
+		pthread_cond_wait(&w->cond, &w->lock);
+	err = w->err;
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+static void set_slot(struct walk *w, int i, int state, int err)
+{
+	pthread_mutex_lock(&w->lock);
+	if (err && !w->err)
+		w->err = err;
+	w->slot[i].state = state;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* One stage over every chunk: from state `from` to `to`. */
+static void stage(struct walk *w, int from, int to,
+		  int (*fn)(struct walk *, struct slot *))
+{
+	struct slot next;
+	uint64_t s = 0;
+
+	for (uint64_t k = 0;; k++) {
+		int i = (int)(k % NSLOTS), err;
+		struct slot *sl = &w->slot[i];
+
+		/* the slot's chunk is known without waiting: at the end no
+		 * stage waits for a state that will not come */
+		if (!next_chunk(w, &s, &next) || wait_slot(w, i, from))
+			break;
+		if (from == SLOT_EMPTY) {	/* the loader places it */
+			sl->s = next.s;
+			sl->n = next.n;
+			sl->doff = next.doff;
+			sl->toff = next.toff;
+		}
+		err = fn(w, sl);
+		if (to == SLOT_DONE)
+			w->r->sectors += sl->n;
+		set_slot(w, i, to, err);
+		if (err)
+			break;
+	}
+}
+
+static void *loader(void *arg)
+{
+	struct walk *w = arg;
+
+	stage(w, SLOT_EMPTY, SLOT_LOADED,
+	      w->kind == W_FORMAT ? load_format : load_image);
+	return NULL;
+}
+
+static void *storer(void *arg)
+{
+	stage(arg, SLOT_DONE, SLOT_EMPTY, store);
+	return NULL;
 }
 
 /* Every block of [0, end) (512-byte units), a chunk at a time. */
 static int walk_run(struct walk *w, uint64_t end)
 {
-	const struct dmt_integrity_geom *g = &w->r->geom;
-	uint64_t area = 1ull << g->log2_interleave, base = w->r->data_offset;
-	const struct dmt_progress *pr = &w->o->progress;
-	int ret = 0;
+	pthread_t lt, st;
+	bool have_l, have_s = false;
 
-	for (uint64_t s = 0; !ret && s < end;) {
-		uint64_t stop = (s | (area - 1)) + 1;
-		size_t n = w->chunk_blocks;
-
-		if (stop > end)
-			stop = end;
-		if ((stop - s) >> g->log2_spb < n)
-			n = (size_t)((stop - s) >> g->log2_spb);
-		ret = (w->kind == W_FORMAT ? chunk_format : chunk_verify)(
-			w, s, n, base + (dmt_integrity_data_sector(g, s) << 9),
-			base + dmt_integrity_tag_offset(g, s));
-		s += (uint64_t)n << g->log2_spb;
-		w->r->sectors += n;
-		if (!ret && pr->fn && pr->fn(pr->ctx, s << 9, end << 9))
-			ret = -EINTR;
-	}
-	return ret;
+	w->end = end;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	have_l = !pthread_create(&lt, NULL, loader, w);
+	have_s = have_l && !pthread_create(&st, NULL, storer, w);
+	if (have_s)
+		stage(w, SLOT_LOADED, SLOT_DONE, work);
+	else
+		set_slot(w, 0, SLOT_EMPTY, -EAGAIN);
+	if (have_l)
+		pthread_join(lt, NULL);
+	if (have_s)
+		pthread_join(st, NULL);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	return w->err;
 }
 
 /* ---- format ---- */
@@ -296,6 +497,10 @@ int dmt_auth_format(const struct dmt_auth_image *o, struct dmt_auth_result *r)
 		ret = dmt_file_extend(o->data, r->device_bytes);
 	if (!ret)
 		ret = write_metadata(o, r);
+	/* the bulk goes around the page cache where the file allows: no
+	 * writeback left for the final sync (the metadata above is cached) */
+	if (!ret)
+		ret = dmt_file_enable_direct(o->data);
 	if (!ret)
 		ret = open_engine(o, r, &w);
 	if (!ret) {

@@ -28,6 +28,10 @@
 #include <dmt/io.h>
 #include <dmt/luks2.h>
 
+#include "lib/common/cpu.h"
+#include "lib/common/testhooks.h"
+#include "lib/crypt/aes_arch.h"
+
 #if !defined(DMT_NO_LIBCRYPTSETUP) && __has_include(<libcryptsetup.h>)
 #include <libcryptsetup.h>
 #define HAVE_LIBCRYPTSETUP 1
@@ -200,6 +204,8 @@ Test(crypt_auth, aegis128_tamper)
 /* ---- images ---- */
 
 static const char pass[] = "auth passphrase";
+/* progress hook every image format and check of these tests use */
+static struct dmt_progress img_progress;
 
 struct img {
 	char *dir, *path, *payload;
@@ -232,7 +238,7 @@ static int make_image(struct img *im, const char *cipher, const char *integ,
 	ret = dmt_auth_format(&(struct dmt_auth_image){
 		.h = h, .data = &d, .payload = &p, .wipe = wipe,
 		.device_size = device_size, .device_size_auto = !device_size,
-		.threads = 2 }, &im->res);
+		.threads = 2, .progress = img_progress }, &im->res);
 	dmt_file_close(&d);
 	dmt_file_close(&p);
 	dmt_luks2_free(h);
@@ -254,7 +260,8 @@ static int verify(struct img *im, const char *out, bool allow_bad)
 		cr_assert_eq(dmt_file_open(&o, out, DMT_OPEN_RW | DMT_OPEN_CREATE),
 			     0);
 	struct dmt_auth_image ai = { .h = h, .data = &d, .output = &o,
-				     .allow_bad = allow_bad };
+				     .allow_bad = allow_bad,
+				     .progress = img_progress };
 	ret = out ? dmt_auth_decrypt_image(&ai, &im->res) :
 		    dmt_auth_check(&ai, &im->res);
 	dmt_file_close(&o);
@@ -531,4 +538,210 @@ Test(crypt_auth, kernel_encrypted_sectors)
 		      4096);
 	kernel_sector("gcm-aead-512", "aes-gcm-random", "aead", 512);
 	kernel_sector("aegis128-aead-4096", "aegis128-random", "aead", 4096);
+}
+
+/* Our VAES GCM (aes-gcm-random's sectors where the CPU has it) against
+ * OpenSSL EVP: both key sizes, AAD lengths around the block size, sector
+ * lengths (and multiples of 256 that are not of 512), random IVs;
+ * decryption in place gives the plaintext and the same tag. */
+static void own_gcm_case(size_t key_len, size_t aad_len, size_t len,
+			 uint64_t seed)
+{
+	struct dmt_gcm_key *k = aligned_alloc(64, sizeof(*k));
+	uint8_t key[32], iv[12], aad[64], tag[16], want_tag[16], tag2[16];
+	uint8_t *pt = malloc(len), *ct = malloc(len), *want = malloc(len);
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int l;
+
+	th_fill_random(key, sizeof(key), seed);
+	th_fill_random(iv, sizeof(iv), seed + 1);
+	th_fill_random(aad, sizeof(aad), seed + 2);
+	th_fill_random(pt, len, seed + 3);
+	cr_assert(EVP_EncryptInit_ex(c, key_len == 16 ? EVP_aes_128_gcm() :
+							EVP_aes_256_gcm(),
+				     NULL, key, iv));
+	cr_assert(EVP_EncryptUpdate(c, NULL, &l, aad, (int)aad_len));
+	cr_assert(EVP_EncryptUpdate(c, want, &l, pt, (int)len));
+	cr_assert(EVP_EncryptFinal_ex(c, want + l, &l));
+	cr_assert(EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, 16, want_tag));
+	EVP_CIPHER_CTX_free(c);
+	dmt_gcm_vaes_setkey(k, key, key_len);
+	dmt_gcm_vaes_crypt(k, true, iv, aad, aad_len, pt, ct, len, tag);
+	cr_assert(!memcmp(ct, want, len), "key %zu aad %zu len %zu: "
+		  "ciphertext differs from OpenSSL", key_len, aad_len, len);
+	cr_assert(!memcmp(tag, want_tag, 16), "key %zu aad %zu len %zu: tag "
+		  "differs from OpenSSL", key_len, aad_len, len);
+	dmt_gcm_vaes_crypt(k, false, iv, aad, aad_len, ct, ct, len, tag2);
+	cr_assert(!memcmp(ct, pt, len) && !memcmp(tag2, want_tag, 16));
+	free(k);
+	free(pt);
+	free(ct);
+	free(want);
+}
+
+Test(crypt_auth, own_gcm_equals_openssl)
+{
+	static const size_t aads[] = { 0, 8, 16, 20, 33, 64 };
+	/* 512 bytes per GHASH reduction, and a last 256 */
+	static const size_t lens[] = { 256, 512, 768, 1024, 2048, 3840, 4096 };
+	uint64_t seed = 500;
+
+	if (!dmt_xts_vaes_usable())
+		cr_skip_test("no VAES/VPCLMULQDQ/AVX-512 on this CPU");
+	for (size_t kl = 16; kl <= 32; kl += 16)
+		for (size_t a = 0; a < 6; a++)
+			for (size_t l = 0; l < 7; l++)
+				for (int rep = 0; rep < 3; rep++)
+					own_gcm_case(kl, aads[a], lens[l],
+						     seed += 5);
+}
+
+/* The engine's VAES GCM and its EVP path (AVX-512 masked off: for the
+ * rest of the process, so every case's own engine is opened first) read
+ * each other's sectors, and both refuse a flipped tag byte. */
+Test(crypt_auth, gcm_engine_paths_agree)
+{
+	enum { CASES = 4 };
+	struct dmt_auth_spec s[CASES];
+	struct dmt_auth *own[CASES], *evp;
+	uint8_t key[32];
+	size_t n = 300;
+
+	if (!dmt_xts_vaes_usable())
+		cr_skip_test("no VAES/VPCLMULQDQ/AVX-512 on this CPU");
+	th_fill_random(key, sizeof(key), 60);
+	for (int round = 0; round < 2; round++)
+		for (int c = 0; c < CASES; c++) {
+			size_t kl = c & 1 ? 32 : 16;
+			unsigned int ss = c & 2 ? 4096 : 512;
+			struct dmt_auth_params p = { .spec = &s[c], .key = key,
+						     .key_size = kl,
+						     .sector_size = ss,
+						     .threads = 2 };
+			uint8_t *pt, *ct, *back, *tags, bad[300];
+
+			if (!round) {
+				cr_assert_eq(dmt_auth_lookup("aes-gcm-random",
+							     "aead", kl, &s[c],
+							     NULL), 0);
+				cr_assert_eq(dmt_auth_open(&own[c], &p, NULL),
+					     0);
+				continue;
+			}
+			dmt_cpu_mask_off(DMT_CPU_X86_AVX512);
+			cr_assert_eq(dmt_auth_open(&evp, &p, NULL), 0);
+			pt = malloc(n * ss);
+			ct = malloc(n * ss);
+			back = malloc(n * ss);
+			tags = malloc(n * s[c].tag_size);
+			th_fill_random(pt, n * ss, 61 + c);
+			cr_assert_eq(dmt_auth_encrypt(own[c], 9, n, pt, ct, tags),
+				     0);
+			cr_assert_eq(dmt_auth_decrypt(evp, 9, n, ct, back, tags,
+						      bad), 0);
+			cr_assert(!memcmp(back, pt, n * ss));
+			cr_assert_eq(dmt_auth_encrypt(evp, 9, n, pt, ct, tags), 0);
+			cr_assert_eq(dmt_auth_decrypt(own[c], 9, n, ct, back,
+						      tags, bad), 0);
+			cr_assert(!memcmp(back, pt, n * ss),
+				  "key %zu ss %u: own GCM does not decrypt "
+				  "EVP's sectors", kl, ss);
+			tags[7 * s[c].tag_size + 3] ^= 1;
+			cr_assert_eq(dmt_auth_decrypt(own[c], 9, n, ct, back,
+						      tags, bad), 1);
+			cr_assert(bad[7]);
+			cr_assert_eq(dmt_auth_decrypt(evp, 9, n, ct, NULL, tags,
+						      bad), 1);
+			/* the sector number is bound (AAD) */
+			cr_assert_eq(dmt_auth_decrypt(own[c], 10, n, ct, NULL,
+						      tags, bad), (int)n);
+			dmt_auth_close(own[c]);
+			dmt_auth_close(evp);
+			free(pt);
+			free(ct);
+			free(back);
+			free(tags);
+		}
+}
+
+/*
+ * The walk's pipeline (loader, cipher, storer threads over a ring of 3
+ * slots of 4 MiB chunks) over many chunks: a payload of 21 MiB + 5000
+ * bytes (whole chunks mapped, the last one read and zero-filled) round
+ * trips; a write or read failing mid-walk, or the progress hook asking to
+ * stop, ends the walk with that error (no hang), the failure named.  The
+ * hook arms the fault after the 2nd chunk is stored, when the loader has
+ * read at most 4 of the 6 chunks (its slot is freed after the hook).
+ */
+enum { STOP_NONE, STOP_WRITE, STOP_READ, STOP_ASK };
+struct stopper {
+	int mode, calls;
+	uint64_t last;
+};
+
+static int stop_at_second(void *ctx, uint64_t done, uint64_t total)
+{
+	struct stopper *st = ctx;
+
+	cr_assert_gt(done, st->last);	/* in order, serialized */
+	cr_assert_leq(done, total);
+	st->last = done;
+	if (++st->calls != 2)
+		return 0;
+	if (st->mode == STOP_WRITE)
+		dmt_io_fault_set("img", DMT_IO_WRITE, 1, EIO, false);
+	if (st->mode == STOP_READ)
+		dmt_io_fault_set("img", DMT_IO_READ, 1, EIO, false);
+	return st->mode == STOP_ASK;
+}
+
+Test(crypt_auth, pipeline_many_chunks_faults_and_stop, .timeout = 60)
+{
+	static const size_t which[] = { 0, 3 };	/* hmac-sha256, gcm */
+	size_t plen = (21 << 20) + 5000;
+
+	for (size_t w = 0; w < 2; w++) {
+		const char *ci = combos[which[w]][0], *in = combos[which[w]][1];
+		struct stopper st = { STOP_NONE, 0, 0 };
+		struct img im;
+		char *out;
+		uint8_t *got, *want;
+		size_t len;
+
+		img_progress = (struct dmt_progress){ stop_at_second, &st };
+		cr_assert_eq(make_image(&im, ci, in, 4096, plen, true, 0), 0);
+		cr_assert_geq(st.calls, 6, "%s: %d chunks", ci, st.calls);
+		cr_assert_eq(st.last, im.res.mapped_bytes);
+		st = (struct stopper){ STOP_NONE, 0, 0 };
+		cr_assert_eq(verify(&im, NULL, false), 0);
+		out = th_path(im.dir, "out");
+		st = (struct stopper){ STOP_NONE, 0, 0 };
+		cr_assert_eq(verify(&im, out, false), 0);
+		got = th_read_file(out, &len);
+		want = th_read_file(im.payload, &len);
+		cr_assert_eq(memcmp(got, want, plen), 0, "%s+%s", ci, in);
+		free(got);
+		free(want);
+		/* check: a read of the image fails after the 2nd chunk */
+		st = (struct stopper){ STOP_READ, 0, 0 };
+		cr_assert_eq(verify(&im, NULL, false), -EIO);
+		cr_assert_eq(im.res.reason.code, DMT_REASON_IO);
+		dmt_io_fault_clear();
+		st = (struct stopper){ STOP_ASK, 0, 0 };
+		cr_assert_eq(verify(&im, out, false), -EINTR);
+		free(out);
+		img_free(&im);
+		/* format: a write fails, or the hook stops it */
+		st = (struct stopper){ STOP_WRITE, 0, 0 };
+		cr_assert_eq(make_image(&im, ci, in, 4096, plen, true, 0), -EIO);
+		cr_assert_eq(im.res.reason.code, DMT_REASON_IO);
+		cr_assert_eq(st.calls, 2);
+		dmt_io_fault_clear();
+		img_free(&im);
+		st = (struct stopper){ STOP_ASK, 0, 0 };
+		cr_assert_eq(make_image(&im, ci, in, 4096, plen, true, 0),
+			     -EINTR);
+		img_free(&im);
+		img_progress = (struct dmt_progress){ 0 };
+	}
 }

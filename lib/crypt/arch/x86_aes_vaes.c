@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * AES-XTS and AES-CBC with VAES/VPCLMULQDQ on 512-bit vectors.
+ * AES-XTS, AES-CBC and AES-GCM with VAES/VPCLMULQDQ on 512-bit vectors.
  *
  * XTS (IEEE 1619): tweak
  * T = AES_k2(IV); block j: C = AES_k1(P ^ T_j) ^ T_j, T_{j+1} = T_j * x in
@@ -11,6 +11,10 @@
  * CBC: encryption is serial within a sector, so 16 sectors are encrypted
  * side by side (lane i of vector v is sector 4v + i); decryption is
  * parallel within a sector (P_j = D(C_j) ^ C_{j-1}), 16 blocks at once.
+ *
+ * GCM (authenticated dm-crypt's aes-gcm-random, one sector per call):
+ * CTR 16 blocks at a time, GHASH as described at its section.
+ *
  * Compiled only with
  * its own ISA flags (mk/crypt.mk); used when the CPU has them.
  */
@@ -241,6 +245,13 @@ void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 			const uint8_t *ivs, size_t n, const uint8_t *in,
 			uint8_t *out, size_t len)
 {
+	dmt_xts_vaes_crypt_tweaks(k, enc, ivs, 16, n, in, out, len);
+}
+
+void dmt_xts_vaes_crypt_tweaks(const struct dmt_xts_key *k, bool enc,
+			       const uint8_t *ivs, size_t iv_stride, size_t n,
+			       const uint8_t *in, uint8_t *out, size_t len)
+{
 	const __m512i poly = _mm512_set1_epi64(0x87);
 	const __m512i lanes = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
 	uint8_t pad[64] __attribute__((aligned(64)));
@@ -254,7 +265,8 @@ void dmt_xts_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 		__m512i t4;
 
 		memset(pad, 0, sizeof(pad));
-		memcpy(pad, ivs + 16 * s, 16 * m);
+		for (size_t i = 0; i < m; i++)
+			memcpy(pad + 16 * i, ivs + (s + i) * iv_stride, 16);
 		t4 = tweak4(k, pad);
 		_mm512_store_si512(pad, t4);
 		for (size_t i = 0; i < m; i++) {
@@ -382,4 +394,234 @@ void dmt_cbc_vaes_crypt(const struct dmt_xts_key *k, bool enc,
 	for (size_t s = 0; !enc && s < n; s++)
 		cbc_decrypt1(rk, k->rounds, ivs + 16 * s, in + s * len,
 			     out + s * len, len);
+}
+
+/* ---- GCM ---- */
+
+/*
+ * GHASH in the byte-reflected representation of the Intel carry-less
+ * multiplication white paper (Gueron, Kounavis): every block is
+ * byte-swapped on load, products are carry-less, the 256-bit product is
+ * shifted left by one and reduced modulo x^128 + x^7 + x^2 + x + 1.
+ * 32 blocks are folded per reduction: block j of a 512-byte stretch is
+ * multiplied by H^(32-j) (the running hash folded into block 0), the
+ * unreduced products summed, then reduced once.
+ */
+static inline __m128i bswap128(__m128i x)
+{
+	return _mm_shuffle_epi8(x, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+						10, 11, 12, 13, 14, 15));
+}
+
+/* [hi:lo] (unshifted 255-bit product) -> reduced field element */
+static inline __m128i gf_reduce(__m128i lo, __m128i hi)
+{
+	__m128i t7 = _mm_srli_epi32(lo, 31), t8 = _mm_srli_epi32(hi, 31), t9;
+	__m128i t2, t4, t5;
+
+	lo = _mm_slli_epi32(lo, 1);
+	hi = _mm_slli_epi32(hi, 1);
+	t9 = _mm_srli_si128(t7, 12);
+	t8 = _mm_slli_si128(t8, 4);
+	t7 = _mm_slli_si128(t7, 4);
+	lo = _mm_or_si128(lo, t7);
+	hi = _mm_or_si128(_mm_or_si128(hi, t8), t9);
+	t7 = _mm_xor_si128(_mm_xor_si128(_mm_slli_epi32(lo, 31),
+					 _mm_slli_epi32(lo, 30)),
+			   _mm_slli_epi32(lo, 25));
+	t8 = _mm_srli_si128(t7, 4);
+	lo = _mm_xor_si128(lo, _mm_slli_si128(t7, 12));
+	t2 = _mm_srli_epi32(lo, 1);
+	t4 = _mm_srli_epi32(lo, 2);
+	t5 = _mm_srli_epi32(lo, 7);
+	t2 = _mm_xor_si128(_mm_xor_si128(t2, t4), _mm_xor_si128(t5, t8));
+	return _mm_xor_si128(hi, _mm_xor_si128(lo, t2));
+}
+
+/* One 128-bit carry-less multiply (lane 0 of the 512-bit instruction: the
+ * file is built for VPCLMULQDQ, not the 128-bit PCLMUL). */
+#define CLMUL128(a, b, imm)                                                   \
+	_mm512_castsi512_si128(_mm512_clmulepi64_epi128(                      \
+		_mm512_castsi128_si512(a), _mm512_castsi128_si512(b), imm))
+
+static inline __m128i gf_mul(__m128i a, __m128i b)
+{
+	__m128i lo = CLMUL128(a, b, 0x00);
+	__m128i hi = CLMUL128(a, b, 0x11);
+	__m128i mid = _mm_xor_si128(CLMUL128(a, b, 0x10),
+				    CLMUL128(a, b, 0x01));
+
+	return gf_reduce(_mm_xor_si128(lo, _mm_slli_si128(mid, 8)),
+			 _mm_xor_si128(hi, _mm_srli_si128(mid, 8)));
+}
+
+static __m128i aes_block(const struct dmt_gcm_key *k, __m128i x)
+{
+	unsigned int r;
+
+	x = _mm_xor_si128(x, _mm_load_si128((const __m128i *)k->ek[0]));
+	for (r = 1; r < k->rounds; r++)
+		x = _mm_aesenc_si128(x,
+				     _mm_load_si128((const __m128i *)k->ek[r]));
+	return _mm_aesenclast_si128(x,
+				    _mm_load_si128((const __m128i *)k->ek[r]));
+}
+
+void dmt_gcm_vaes_setkey(struct dmt_gcm_key *k, const uint8_t *key,
+			 size_t key_len)
+{
+	__m128i ek[15], h, p;
+
+	k->rounds = key_len == 16 ? 10 : 14;
+	if (key_len == 16)
+		expand128(key, ek);
+	else
+		expand256(key, ek);
+	for (unsigned int i = 0; i <= k->rounds; i++)
+		_mm_store_si128((__m128i *)k->ek[i], ek[i]);
+	h = bswap128(aes_block(k, _mm_setzero_si128()));
+	p = h;
+	for (int i = 31; i >= 0; i--) {	/* hp[i] = H^(32 - i) */
+		_mm_store_si128((__m128i *)k->hp[i], p);
+		p = gf_mul(p, h);
+	}
+	OPENSSL_cleanse(ek, sizeof(ek));
+	h = p = _mm_setzero_si128();
+}
+
+/* Horizontal xor of the four 128-bit lanes. */
+static inline __m128i xor_lanes(__m512i v)
+{
+	__m256i x = _mm256_xor_si256(_mm512_castsi512_si256(v),
+				     _mm512_extracti64x4_epi64(v, 1));
+
+	return _mm_xor_si128(_mm256_castsi256_si128(x),
+			     _mm256_extracti128_si256(x, 1));
+}
+
+/* x = GHASH state folded with the 4 * nv byte-swapped blocks c[], block j
+ * times pw[j] (the powers down to H^1), one reduction for all. */
+static __m128i ghash_fold(__m128i x, __m512i *c, int nv,
+			  const uint8_t (*pw)[16])
+{
+	__m512i lo, hi, mid;
+
+	c[0] = _mm512_xor_si512(c[0], _mm512_inserti32x4(
+					      _mm512_setzero_si512(), x, 0));
+	lo = hi = mid = _mm512_setzero_si512();
+	for (int v = 0; v < nv; v++) {
+		__m512i h = _mm512_load_si512(pw[4 * v]);
+
+		lo = _mm512_xor_si512(lo, _mm512_clmulepi64_epi128(c[v], h, 0x00));
+		hi = _mm512_xor_si512(hi, _mm512_clmulepi64_epi128(c[v], h, 0x11));
+		mid = _mm512_xor_si512(
+			mid, _mm512_xor_si512(
+				     _mm512_clmulepi64_epi128(c[v], h, 0x01),
+				     _mm512_clmulepi64_epi128(c[v], h, 0x10)));
+	}
+	{
+		__m128i l = xor_lanes(lo), hh = xor_lanes(hi),
+			m = xor_lanes(mid);
+
+		return gf_reduce(_mm_xor_si128(l, _mm_slli_si128(m, 8)),
+				 _mm_xor_si128(hh, _mm_srli_si128(m, 8)));
+	}
+}
+
+/* 16 counter blocks from ctr (IV || be32 counter, counter as a little
+ * endian dword in lane position 3 of ctr_le), AES'd: the key stream. */
+static void keystream16(const __m512i *rk, unsigned int rounds,
+			__m512i ctr_le, __m512i *ks)
+{
+	const __m512i to_be = _mm512_broadcast_i32x4(_mm_set_epi8(
+		12, 13, 14, 15, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
+	const __m512i four = _mm512_broadcast_i32x4(_mm_set_epi32(4, 0, 0, 0));
+	__m512i x0 = _mm512_shuffle_epi8(ctr_le, to_be);
+	__m512i c1 = _mm512_add_epi32(ctr_le, four);
+	__m512i x1 = _mm512_shuffle_epi8(c1, to_be);
+	__m512i c2 = _mm512_add_epi32(c1, four);
+	__m512i x2 = _mm512_shuffle_epi8(c2, to_be);
+	__m512i x3 = _mm512_shuffle_epi8(_mm512_add_epi32(c2, four), to_be);
+	unsigned int r;
+
+	ROUNDS4(_mm512_xor_si512, x0, x1, x2, x3, rk[0]);
+	for (r = 1; r < rounds; r++)
+		ROUNDS4(_mm512_aesenc_epi128, x0, x1, x2, x3, rk[r]);
+	ROUNDS4(_mm512_aesenclast_epi128, x0, x1, x2, x3, rk[r]);
+	ks[0] = x0;
+	ks[1] = x1;
+	ks[2] = x2;
+	ks[3] = x3;
+}
+
+/* GHASH of up to 64 bytes of AAD, zero-padded to whole blocks. */
+static __m128i ghash_aad(const struct dmt_gcm_key *k, const uint8_t *aad,
+			 size_t len)
+{
+	__m128i x = _mm_setzero_si128(), h = _mm_load_si128(
+						 (const __m128i *)k->hp[31]);
+
+	for (size_t off = 0; off < len; off += 16) {
+		uint8_t blk[16] = { 0 };
+
+		memcpy(blk, aad + off, len - off < 16 ? len - off : 16);
+		x = gf_mul(_mm_xor_si128(x, bswap128(_mm_loadu_si128(
+						    (const __m128i *)blk))),
+			   h);
+	}
+	return x;
+}
+
+void dmt_gcm_vaes_crypt(const struct dmt_gcm_key *k, bool enc,
+			const uint8_t *iv, const uint8_t *aad, size_t aad_len,
+			const uint8_t *in, uint8_t *out, size_t len,
+			uint8_t *tag)
+{
+	const __m512i bs = _mm512_broadcast_i32x4(_mm_set_epi8(
+		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+	const __m512i lanes = _mm512_set_epi32(3, 0, 0, 0, 2, 0, 0, 0, 1, 0,
+					       0, 0, 0, 0, 0, 0);
+	const __m512i sixteen = _mm512_broadcast_i32x4(
+		_mm_set_epi32(16, 0, 0, 0));
+	uint8_t j0[16];
+	__m512i rk[15], ctr;
+	__m128i x, lenblk, t;
+
+	for (unsigned int i = 0; i <= k->rounds; i++)
+		rk[i] = _mm512_broadcast_i32x4(
+			_mm_load_si128((const __m128i *)k->ek[i]));
+	memcpy(j0, iv, 12);
+	memset(j0 + 12, 0, 4);
+	/* ctr_le: IV, then the counter 2, 3, 4, 5 as little-endian dwords */
+	ctr = _mm512_add_epi32(
+		_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)j0)),
+		_mm512_add_epi32(lanes, _mm512_broadcast_i32x4(
+						_mm_set_epi32(2, 0, 0, 0))));
+	j0[15] = 1;
+	x = ghash_aad(k, aad, aad_len);
+	/* 512 bytes per reduction (256 for a last odd stretch) */
+	for (size_t off = 0; off + 256 <= len;) {
+		int nv = off + 512 <= len ? 8 : 4;
+		__m512i ks[8], c[8];
+
+		for (int q = 0; q < nv; q += 4) {
+			keystream16(rk, k->rounds, ctr, ks + q);
+			ctr = _mm512_add_epi32(ctr, sixteen);
+		}
+		for (int v = 0; v < nv; v++) {
+			__m512i d = _mm512_loadu_si512(in + off + 64 * v);
+			__m512i o = _mm512_xor_si512(d, ks[v]);
+
+			_mm512_storeu_si512(out + off + 64 * v, o);
+			c[v] = _mm512_shuffle_epi8(enc ? o : d, bs);
+		}
+		x = ghash_fold(x, c, nv, k->hp + (nv == 8 ? 0 : 16));
+		off += (size_t)nv * 64;
+	}
+	lenblk = _mm_set_epi64x((long long)aad_len * 8, (long long)len * 8);
+	x = gf_mul(_mm_xor_si128(x, lenblk),
+		   _mm_load_si128((const __m128i *)k->hp[31]));
+	t = _mm_xor_si128(bswap128(x),
+			  aes_block(k, _mm_loadu_si128((const __m128i *)j0)));
+	_mm_storeu_si128((__m128i *)tag, t);
 }
