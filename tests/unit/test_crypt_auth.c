@@ -667,7 +667,7 @@ Test(crypt_auth, gcm_engine_paths_agree)
 /*
  * The walk's pipeline (loader, cipher, storer threads over a ring of 3
  * slots of 4 MiB chunks) over many chunks: a payload of 21 MiB + 5000
- * bytes (whole chunks mapped, the last one read and zero-filled) round
+ * bytes (whole chunks, the last one zero-filled after the payload) round
  * trips; a write or read failing mid-walk, or the progress hook asking to
  * stop, ends the walk with that error (no hang), the failure named.  The
  * hook arms the fault after the 2nd chunk is stored, when the loader has
