@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 /* cgroup v2 "cpu.max" ("max 100000" or "150000 100000"), or v1 quota. */
 static unsigned int cgroup_cpu_limit(void)
 {
@@ -163,6 +165,10 @@ static void *pool_worker(void *arg)
 		job = pool.job;
 		pthread_mutex_unlock(&pool.lock);
 		pfor_run(job, id);
+		/* a job's OpenSSL thread state (error queue, DRBG) is freed
+		 * as when per-call threads exited: OpenSSL's exit cleanup
+		 * skips threads still alive, and leak checkers see it */
+		OPENSSL_thread_stop();
 		pthread_mutex_lock(&pool.lock);
 		if (--pool.running == 0)
 			pthread_cond_signal(&pool.idle);
