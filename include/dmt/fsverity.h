@@ -23,6 +23,7 @@
 #ifndef DMT_FSVERITY_H
 #define DMT_FSVERITY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -143,7 +144,11 @@ struct dmt_fsverity_result {
 	uint64_t size;
 	int err;		  /* 0, or why this file has no digest */
 	struct dmt_reason reason; /* when err */
-	struct dmt_fsverity_digest digest; /* when !err */
+	struct dmt_fsverity_digest digest; /* when !err and !link_of */
+	/* links_once: another path of this file's inode was queued in this
+	 * batch, and its user pointer is here; this path was not read (no
+	 * digest: it is that file's, which may be reported after this one). */
+	void *link_of;
 };
 
 /*
@@ -159,6 +164,15 @@ struct dmt_fsverity_batch_params {
 	struct dmt_fsverity_params tree; /* file_size, callbacks unused */
 	dmt_fsverity_done_fn done;
 	void *done_ctx;
+	/*
+	 * Hash each inode once: of the files the batch fstat's itself (fd or
+	 * path with size UINT64_MAX) that have several links, the first path
+	 * of an inode to be opened is read; every other is reported with
+	 * link_of set (and its size).  Which path is first is up to the
+	 * threads, not the order; the digests are the same either way.
+	 * Files with metadata callbacks are always read.
+	 */
+	bool links_once;
 };
 
 int dmt_fsverity_batch_new(const struct dmt_fsverity_batch_params *p,

@@ -49,6 +49,9 @@
  * end), with all workers at their turn otherwise. */
 #define SOLO_SHARE 4
 #define SOLO_CAP   (64ull << 20)
+/* The same for a file whose size was only found when it was opened (the
+ * plan could not put it first): an end left to one worker is shorter. */
+#define SOLO_LATE  (SOLO_CAP / 4)
 /* Bigger blocks: every file is a turn file. */
 #define CHUNK_MAX_BS (1u << 20)
 /* Tree bytes kept for metadata callbacks until they are reported. */
@@ -60,14 +63,30 @@ struct item {
 	char *path;	/* copy of f.path */
 	bool own_fd;	/* opened here */
 	bool turn;	/* hashed by the calling thread at its turn */
+	bool sized_late; /* size found by the batch's fstat */
 	uint64_t size;	/* SIZE_UNKNOWN until fstat */
 	uint32_t chunk; /* in the running segment */
 	int err;
 	struct dmt_reason reason;
 	uint8_t *tree; /* kept for the metadata callbacks */
 	uint64_t tree_bytes;
+	void *link_of; /* links_once: the user of this inode's first path */
 	uint8_t root[DMT_FSVERITY_MAX_DIGEST];
 	uint8_t digest[DMT_FSVERITY_MAX_DIGEST];
+};
+
+/* links_once: (dev, ino) -> user pointer of the first path opened. */
+struct link_slot {
+	dev_t dev;
+	ino_t ino;
+	void *user;
+	bool used;
+};
+
+struct link_map {
+	pthread_mutex_t lock;
+	struct link_slot *slot;
+	size_t cap, used;
 };
 
 struct chunk {
@@ -117,6 +136,8 @@ struct dmt_fsverity_batch {
 	uint64_t tree_kept;   /* atomic */
 	pthread_t caller;
 	int stopped; /* done's non-zero return */
+	bool links_once;
+	struct link_map links;
 };
 
 static uint64_t round_up(uint64_t v, uint64_t bs)
@@ -172,6 +193,8 @@ int dmt_fsverity_batch_new(const struct dmt_fsverity_batch_params *p,
 	}
 	b->done = p->done;
 	b->done_ctx = p->done_ctx;
+	b->links_once = p->links_once;
+	pthread_mutex_init(&b->links.lock, NULL);
 	b->io_cap = b->e.item_blocks * b->e.bs;
 	b->items = calloc(QUEUE_FILES, sizeof(*b->items));
 	b->chunks = calloc(QUEUE_FILES, sizeof(*b->chunks));
@@ -230,6 +253,8 @@ void dmt_fsverity_batch_free(struct dmt_fsverity_batch *b)
 		free(bw->desc_digest);
 	}
 	free(b->bw);
+	free(b->links.slot);
+	pthread_mutex_destroy(&b->links.lock);
 	fv_engine_free(&b->e);
 	free(b->items);
 	free(b->chunks);
@@ -322,28 +347,108 @@ static void workers_reset(struct dmt_fsverity_batch *b)
 	}
 }
 
-/* Opens a path (on worker bw, or NULL) and finds a size not given;
- * errors stay in the item (reported in order). */
-static void open_item(struct bworker *bw, struct item *it)
+static size_t link_hash(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev;
+
+	return (size_t)(h ^ h >> 29);
+}
+
+static struct link_slot *link_probe(struct link_slot *slot, size_t cap,
+				    dev_t dev, ino_t ino)
+{
+	size_t h = link_hash(dev, ino) & (cap - 1);
+
+	while (slot[h].used && (slot[h].dev != dev || slot[h].ino != ino))
+		h = (h + 1) & (cap - 1);
+	return &slot[h];
+}
+
+/* The first path of st's inode: NULL after making it this item, or the
+ * user pointer of an earlier one (then this item is not read). */
+static int link_claim(struct link_map *m, const struct stat *st, void *user,
+		      void **first)
+{
+	struct link_slot *s;
+	int err = 0;
+
+	*first = NULL;
+	pthread_mutex_lock(&m->lock);
+	if ((m->used + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		struct link_slot *n = calloc(cap, sizeof(*n));
+
+		if (!n) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slot[i].used)
+				*link_probe(n, cap, m->slot[i].dev,
+					    m->slot[i].ino) = m->slot[i];
+		free(m->slot);
+		m->slot = n;
+		m->cap = cap;
+	}
+	s = link_probe(m->slot, m->cap, st->st_dev, st->st_ino);
+	if (s->used) {
+		*first = s->user;
+	} else {
+		*s = (struct link_slot){.dev = st->st_dev, .ino = st->st_ino,
+					.user = user, .used = true};
+		m->used++;
+	}
+out:
+	pthread_mutex_unlock(&m->lock);
+	return err;
+}
+
+/* A path that could not be opened: not a regular file when stat says so
+ * (a socket, a device that refuses), else the open's error. */
+static void open_failed(struct item *it, int err)
 {
 	struct stat st;
+
+	if (stat(it->path, &st) == 0 && !S_ISREG(st.st_mode))
+		not_regular(it, st.st_mode);
+	else
+		io_error(it, err);
+}
+
+/* Opens a path (on worker bw, or NULL) and finds a size not given (and,
+ * with links_once, whether its inode was opened before); errors stay in
+ * the item (reported in order). */
+static void open_item(struct dmt_fsverity_batch *b, struct bworker *bw,
+		      struct item *it)
+{
+	struct stat st;
+	int err;
 
 	if (it->f.fd < 0 && it->path) {
 		it->f.fd = open_path(bw, it->path);
 		if (it->f.fd < 0) {
-			io_error(it, -errno);
+			open_failed(it, -errno);
 			return;
 		}
 		it->own_fd = true;
 	}
 	if (it->f.fd < 0 || it->size != SIZE_UNKNOWN)
 		return;
-	if (fstat(it->f.fd, &st) < 0)
+	if (fstat(it->f.fd, &st) < 0) {
 		io_error(it, -errno);
-	else if (!S_ISREG(st.st_mode))
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		not_regular(it, st.st_mode);
-	else
-		it->size = (uint64_t)st.st_size;
+		return;
+	}
+	it->size = (uint64_t)st.st_size;
+	it->sized_late = true;
+	if (!b->links_once || st.st_nlink < 2 || it->f.metadata_callbacks)
+		return;
+	err = link_claim(&b->links, &st, it->f.user, &it->link_of);
+	if (err)
+		io_error(it, err);
 }
 
 /*
@@ -519,7 +624,8 @@ static bool needs_turn(const struct dmt_fsverity_batch *b,
 		return true;
 	if (it->size == SIZE_UNKNOWN || slot_bytes(b, it->size) <= b->io_cap)
 		return false;
-	return it->size > b->solo_max || it->f.metadata_callbacks;
+	return it->size > (it->sized_late ? SOLO_LATE : b->solo_max) ||
+	       it->f.metadata_callbacks;
 }
 
 /* Reserves the kept tree of a file with metadata callbacks; false when
@@ -549,9 +655,11 @@ static int chunk_file(struct dmt_fsverity_batch *b, unsigned int wid,
 	uint64_t slot;
 	int err = 0;
 
-	open_item(bw, it);
-	if (it->err)
+	open_item(b, bw, it);
+	if (it->err || it->link_of) {
+		close_own(it);
 		return 0;
+	}
 	if (needs_turn(b, it)) {
 		it->turn = true;
 		close_own(it); /* opened again at its turn */
@@ -615,10 +723,14 @@ static int report(struct dmt_fsverity_batch *b, struct item *it)
 {
 	const struct dmt_fsverity_metadata_callbacks *cb =
 		it->f.metadata_callbacks;
-	struct dmt_fsverity_result res = {
-		.user = it->f.user, .path = it->path, .size = it->size};
+	struct dmt_fsverity_result res = {.user = it->f.user,
+					  .path = it->path,
+					  .size = it->size,
+					  .link_of = it->link_of};
 	uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE];
 
+	if (it->link_of && !it->err)
+		goto out;
 	if (!it->err && cb && cb->descriptor) {
 		fv_descriptor(&b->e, it->size, it->root, desc);
 		it->err = cb->descriptor(cb->ctx, desc, sizeof(desc));
@@ -630,6 +742,7 @@ static int report(struct dmt_fsverity_batch *b, struct item *it)
 		fv_digest_init(&b->e, &res.digest);
 		memcpy(res.digest.digest, it->digest, b->e.ds);
 	}
+out:
 	b->stopped = b->done ? b->done(b->done_ctx, &res) : 0;
 	return b->stopped;
 }
@@ -661,7 +774,9 @@ static int run_turn(struct dmt_fsverity_batch *b, struct item *it)
 	const uint8_t *msg = desc;
 	int err = 0;
 
-	open_item(NULL, it);
+	open_item(b, NULL, it);
+	if (it->link_of)
+		return report(b, it);
 	if (!it->err) {
 		src = (struct fv_source){.fd = it->f.fd,
 					 .read_fn = it->f.read_fn,

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "tests/support/helpers.h"
@@ -702,4 +704,93 @@ Test(fsverity_tool, sign_bulk_threads_and_failures)
 	cr_expect(strstr(out, "'t/f1'") && !strstr(out, "'t/f2'"), "%s", out);
 	cr_expect(!exists("o2/f2.sig"));
 	free(out);
+}
+
+/* stderr without the --progress-json lines. */
+static void drop_progress_lines(char *err)
+{
+	char *in = err, *out = err;
+
+	while (*in) {
+		char *nl = strchr(in, '\n');
+		size_t len = nl ? (size_t)(nl - in) + 1 : strlen(in);
+
+		if (!memmem(in, len, "\"device_bytes\"", 14)) {
+			memmove(out, in, len);
+			out += len;
+		}
+		in += len;
+	}
+	*out = 0;
+}
+
+/* A unix socket bound at dir/name (closed at exit; the file stays). */
+static void make_socket(const char *name)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char *path = th_path(dir, name);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_lt(strlen(path), sizeof(sa.sun_path));
+	strcpy(sa.sun_path, path);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s",
+		     path);
+	close(fd);
+	free(path);
+}
+
+/* Without progress the listing stats nothing (the library's open and
+ * fstat find types, sizes and hard links; -r takes readdir's types);
+ * with --progress-json it stats every path for the total.  Both print the
+ * same results and errors, and exit alike. */
+Test(fsverity_tool, listing_without_stat_same_as_with)
+{
+	static const char *const runs[] = {
+		"d/a d/b d/s/c d/fifo d/sock d/link d/missing d/s d/a",
+		"--json d/a d/b d/s/c d/fifo d/sock d/link d/missing d/s",
+		"-r d",
+		"-r --strict d",
+		"-r --json d d/b",
+		"--files-from list",
+	};
+
+	cr_assert_eq(sh(NULL, NULL, "mkdir -p d/s && head -c 9000 /dev/urandom "
+			"> d/a && ln d/a d/b && head -c 100 /dev/urandom > "
+			"d/s/c && ln d/s/c d/s/c2 && mkfifo d/fifo && "
+			"ln -s a d/link && printf 'd/b\\nd/sock\\nd/a\\n"
+			"d/none\\nd/s/c2\\nd/s/c\\n' > list"),
+		     0);
+	make_socket("d/sock");
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		char *out1 = NULL, *err1 = NULL, *out2 = NULL, *err2 = NULL;
+		int rc1 = sh(&out1, &err1, "$FVT digest %s", runs[i]);
+		int rc2 = sh(&out2, &err2, "$FVT digest --progress-json %s",
+			     runs[i]);
+
+		drop_progress_lines(err2);
+		cr_expect_eq(rc1, rc2, "%s: exit %d vs %d", runs[i], rc1, rc2);
+		cr_expect_str_eq(out1, out2, "%s", runs[i]);
+		cr_expect_str_eq(err1, err2, "%s", runs[i]);
+		if (i == 0) {
+			cr_expect_eq(rc1, 4, "%d", rc1);
+			cr_expect(strstr(err1, "d/sock: not a regular file "
+					       "(socket)"),
+				  "%s", err1);
+			cr_expect(strstr(err1, "d/fifo: not a regular file "
+					       "(FIFO)"),
+				  "%s", err1);
+			cr_expect(strstr(err1, "d/s: is a directory"), "%s",
+				  err1);
+			cr_expect(strstr(err1, "d/missing: cannot read"), "%s",
+				  err1);
+		}
+		if (i == 2)
+			cr_expect(strstr(err1, "d/sock: skipped (socket"),
+				  "%s", err1);
+		free(out1);
+		free(err1);
+		free(out2);
+		free(err2);
+	}
 }

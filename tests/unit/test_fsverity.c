@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -846,6 +849,115 @@ Test(fsverity, batch_errors)
 	free(a);
 	free(big);
 	free(gone);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/* links_once: of the paths of one inode that the batch fstat's, exactly
+ * one is read and the others name it in link_of (with the size); a path
+ * with a given size, and every path without links_once, is read.  A
+ * socket (open fails) is reported as no regular file. */
+static void links_run(bool once, const char *dir, struct batch_log *log)
+{
+	static const char *const names[] = {"a", "a2", "c", "big", "big2",
+					    "a3", "sock", "a2"};
+	struct dmt_fsverity_batch_params bp = {
+		.tree = {.version = 1, .threads = 2},
+		.done = log_done,
+		.done_ctx = log,
+		.links_once = once,
+	};
+	struct dmt_fsverity_batch *b;
+
+	memset(log, 0, sizeof(*log));
+	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
+	for (unsigned int i = 0; i < 8; i++) {
+		char *path = th_path(dir, names[i]);
+		struct dmt_fsverity_file f = {
+			.fd = -1,
+			.path = path,
+			.size = i == 7 ? 10000 : UINT64_MAX,
+			.user = (void *)(uintptr_t)(i + 1),
+		};
+
+		cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+		free(path);
+	}
+	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
+	dmt_fsverity_batch_free(b);
+	cr_assert_eq(log->n, 8);
+}
+
+/* Of the results idx[0..n), one read and the others its links. */
+static void expect_one_read(const struct batch_log *log, const int *idx,
+			    int n, uint64_t size)
+{
+	int read = -1;
+
+	for (int k = 0; k < n; k++) {
+		const struct dmt_fsverity_result *r = &log->res[idx[k]];
+
+		cr_assert_eq(r->err, 0, "result %d", idx[k]);
+		cr_expect_eq(r->size, size, "result %d", idx[k]);
+		if (!r->link_of) {
+			cr_assert_eq(read, -1, "results %d and %d both read",
+				     read, idx[k]);
+			read = idx[k];
+		}
+	}
+	cr_assert_neq(read, -1, "no path of the inode was read");
+	for (int k = 0; k < n; k++)
+		if (idx[k] != read)
+			cr_expect_eq(log->res[idx[k]].link_of,
+				     (void *)(uintptr_t)(read + 1));
+}
+
+Test(fsverity, batch_links_once)
+{
+	char *dir = th_mkdtemp();
+	struct batch_log *log = calloc(1, sizeof(*log));
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const int as[] = {0, 1, 5}, bigs[] = {3, 4};
+	char *sock = th_path(dir, "sock");
+	int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	cr_assert_eq(th_sh(NULL, NULL,
+			   "cd '%s' && head -c 10000 /dev/urandom > a && "
+			   "ln a a2 && ln a a3 && "
+			   "head -c 3000 /dev/urandom > c && "
+			   "head -c 3000000 /dev/urandom > big && ln big big2",
+			   dir),
+		     0);
+	cr_assert_geq(sfd, 0);
+	cr_assert_lt(strlen(sock), sizeof(sa.sun_path));
+	strcpy(sa.sun_path, sock);
+	cr_assert_eq(bind(sfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+
+	links_run(true, dir, log);
+	expect_one_read(log, as, 3, 10000);
+	expect_one_read(log, bigs, 2, 3000000);
+	cr_expect_null(log->res[2].link_of);
+	cr_expect_null(log->res[7].link_of, "a given size is always read");
+	cr_expect_eq(log->res[7].err, 0);
+	cr_expect_eq(log->res[6].err, -EINVAL);
+	cr_expect_eq(log->res[6].reason.code, DMT_REASON_FSVERITY_NOT_REGULAR);
+	cr_expect(S_ISSOCK((mode_t)log->res[6].reason.value));
+
+	links_run(false, dir, log);
+	for (int i = 0; i < 8; i++)
+		cr_expect_null(log->res[i].link_of, "result %d", i);
+	cr_expect_eq(memcmp(&log->res[0].digest, &log->res[1].digest,
+			    sizeof(log->res[0].digest)),
+		     0);
+	cr_expect_eq(memcmp(&log->res[0].digest, &log->res[5].digest,
+			    sizeof(log->res[0].digest)),
+		     0);
+	cr_expect_eq(memcmp(&log->res[3].digest, &log->res[4].digest,
+			    sizeof(log->res[0].digest)),
+		     0);
+	close(sfd);
+	free(sock);
+	free(log);
 	th_rmtree(dir);
 	free(dir);
 }

@@ -36,7 +36,8 @@ extern const struct cli_tool fsverity_tool;
 struct fvt_entry {
 	char *path;		/* as printed */
 	char *rel;		/* relative output name (--out-dir) */
-	uint64_t size;		/* from stat, for progress */
+	uint64_t size;		/* from stat, or FVT_SIZE_UNKNOWN (the
+				 * library's fstat finds it) */
 	dev_t dev;
 	ino_t ino;
 	long alias;		/* >= 0: a hard link of that entry */
@@ -47,6 +48,8 @@ struct fvt_entry {
 	struct dmt_reason reason;
 	struct dmt_fsverity_metadata_callbacks cb;	/* --out-dir */
 };
+
+#define FVT_SIZE_UNKNOWN UINT64_MAX
 
 struct fvt_list {
 	struct fvt_entry *e;
@@ -66,6 +69,9 @@ struct fvt {
 	uint8_t *salt;
 	size_t salt_len;
 	bool dedup;			/* hard links hashed once */
+	/* no stat while listing: the library's open and fstat find the type,
+	 * size and links (not with progress, whose total needs the sizes) */
+	bool defer_stat;
 	struct fvt_list list;
 	struct fvt_out tree_out, desc_out, manifest;
 	struct dmt_fsverity_metadata_callbacks joint_cb;
@@ -94,6 +100,10 @@ int fvt_params(struct cli *c);
 /* walk.c: the files of the arguments, -r and --files-from, in order. */
 int fvt_collect(struct cli *c, const char *const *args, int nargs);
 void fvt_list_free(struct fvt_list *l);
+
+/* "is a directory" / "FIFO", ...: the entry's error for a path of mode
+ * that is no regular file (the listing's and the library's alike). */
+void fvt_not_regular(struct fvt_entry *e, mode_t mode);
 
 /* run.c: digests every listed file; emit() per entry in order.  Returns
  * 0 or the exit code of the first failure. */

@@ -135,15 +135,26 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 	struct fvt_entry *e = &f->list.e[(size_t)(uintptr_t)res->user];
 	int err;
 
+	bool unstated = e->size == FVT_SIZE_UNKNOWN;
+
 	e->done = true;
 	e->err = res->err;
-	if (res->err) {
+	if (res->err && unstated &&
+	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR) {
+		/* what the listing would have said with a stat */
+		fvt_not_regular(e, (mode_t)res->reason.value);
+	} else if (res->err) {
 		e->reason = res->reason;
 		e->reason.path = e->path; /* res->path dies after the call */
 	} else {
 		e->digest = res->digest;
 		e->size = res->size;
+		/* a hard link of an earlier or later entry: its digest */
+		if (res->link_of)
+			e->alias = (long)(uintptr_t)res->link_of;
 	}
+	if (e->size == FVT_SIZE_UNKNOWN)
+		e->size = 0;
 	if (f->out_dir_meta) {
 		err = fvt_out_dir_finish(c, e, !e->err);
 		if (err && !e->err)
@@ -195,14 +206,15 @@ int fvt_run(struct cli *c)
 		.tree = f->p,
 		.done = on_done,
 		.done_ctx = c,
+		/* the listing found the links of files it stat'ed */
+		.links_once = f->dedup && f->defer_stat,
 	};
 	struct dmt_fsverity_batch *b = NULL;
 	struct dmt_reason r = {0};
 	int err;
 
 	f->stop_on_error = cli_given(c, O_STOP_ON_ERROR);
-	tool_progress_init(&f->progress, c->nargs ? c->args[0] : "-", "hashed",
-			   c->progress_frequency, c->progress_json);
+	/* the progress was started by fvt_collect */
 	err = dmt_fsverity_batch_new(&bp, &b, &r);
 	if (err) {
 		cli_reason_err(c, &r);

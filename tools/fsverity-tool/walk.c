@@ -150,6 +150,8 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 	e->err = err;
 	e->why = why;
 	e->done = err != 0; /* nothing to wait for */
+	if (!err && !st)
+		e->size = FVT_SIZE_UNKNOWN;
 	if (err || !st)
 		return 0;
 	e->size = (uint64_t)st->st_size;
@@ -172,17 +174,33 @@ static const char *kind_of(mode_t m)
 			     : "special file";
 }
 
-static int cmp_names(const void *a, const void *b)
+#define DIR_TEXT "is a directory (-r digests the files in it)"
+
+void fvt_not_regular(struct fvt_entry *e, mode_t mode)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	e->err = S_ISDIR(mode) ? -EISDIR : -EINVAL;
+	e->why = S_ISDIR(mode) ? DIR_TEXT : kind_of(mode);
 }
 
-/* The names of a directory, sorted bytewise (malloc'ed, NULL-ended). */
-static int read_names(const char *path, char ***out, size_t *n)
+/* A directory entry: its name and readdir's type (DT_UNKNOWN when the
+ * filesystem does not say). */
+struct dir_name {
+	char *name;
+	unsigned char type;
+};
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(((const struct dir_name *)a)->name,
+		      ((const struct dir_name *)b)->name);
+}
+
+/* The entries of a directory, sorted bytewise by name (malloc'ed). */
+static int read_names(const char *path, struct dir_name **out, size_t *n)
 {
 	DIR *d = opendir(path);
 	struct dirent *de;
-	char **v = NULL;
+	struct dir_name *v = NULL;
 	size_t cap = 0;
 	int err = 0;
 
@@ -193,16 +211,18 @@ static int read_names(const char *path, char ***out, size_t *n)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (*n == cap) {
-			char **nv = realloc(v, (cap = cap ? 2 * cap : 64) *
-						       sizeof(*v));
+			struct dir_name *nv = realloc(
+				v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
 			if (!nv) {
 				err = -ENOMEM;
 				break;
 			}
 			v = nv;
 		}
-		v[*n] = strdup(de->d_name);
-		if (!v[*n])
+		v[*n].name = strdup(de->d_name);
+		v[*n].type = de->d_type;
+		if (!v[*n].name)
 			err = -ENOMEM;
 		else
 			(*n)++;
@@ -234,8 +254,10 @@ static int walk_child(struct walk *w, const char *path, const char *rel,
 		free(r);
 		return err;
 	}
+	/* st_nlink 0: only readdir's type (type_of_entry), no stat */
 	if (S_ISREG(st->st_mode))
-		return add_entry(w, path, r, st, 0, NULL);
+		return add_entry(w, path, r, st->st_nlink ? st : NULL, 0,
+				 NULL);
 	if (w->strict)
 		return add_entry(w, path, r, NULL, -EINVAL,
 				 kind_of(st->st_mode));
@@ -331,18 +353,69 @@ static int stat_visit(struct walk *w, char **paths, size_t n, bool follow,
 
 struct dir_block {
 	const char *dir, *rel;
-	char **paths, **names;
+	char **paths;
+	struct dir_name *names;
 };
 
 static int visit_child(struct walk *w, void *ctx, size_t i,
 		       const struct stat *st, int serr)
 {
 	struct dir_block *d = ctx;
-	char *r = *d->rel ? join(d->rel, d->names[i]) : strdup(d->names[i]);
+	const char *name = d->names[i].name;
+	char *r = *d->rel ? join(d->rel, name) : strdup(name);
 	int err = r ? walk_child(w, d->paths[i], r, st, serr) : -ENOMEM;
 
 	free(r);
 	return err;
+}
+
+/* Without stat (defer_stat): when readdir gave the type, a mode of that
+ * type in st (the library's fstat finds the rest of a regular file). */
+static bool type_of_entry(const struct walk *w, unsigned char type,
+			  struct stat *st)
+{
+	if (!w->f->defer_stat || type == DT_UNKNOWN)
+		return false;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = DTTOIF(type);
+	return true;
+}
+
+/* The entries of a block whose type readdir gave, visited in order
+ * without a stat; the others stat'ed on the workers in between. */
+static int visit_block(struct walk *w, struct dir_block *d, size_t n)
+{
+	size_t i = 0, k;
+	int err = 0;
+
+	while (!err && i < n) {
+		struct stat st;
+
+		if (type_of_entry(w, d->names[i].type, &st)) {
+			err = visit_child(w, d, i++, &st, 0);
+			continue;
+		}
+		for (k = i; k < n && !type_of_entry(w, d->names[k].type, &st);
+		     k++)
+			;
+		{
+			struct dir_block part = *d;
+
+			part.paths += i;
+			part.names += i;
+			err = stat_visit(w, part.paths, k - i, false,
+					 visit_child, &part);
+		}
+		i = k;
+	}
+	return err;
+}
+
+static void free_names(struct dir_name *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].name);
+	free(v);
 }
 
 static void free_strings(char **v, size_t n)
@@ -354,7 +427,7 @@ static void free_strings(char **v, size_t n)
 static int walk_dir(struct walk *w, const char *dir, const char *rel)
 {
 	struct dir_block d = {.dir = dir, .rel = rel};
-	char **names = NULL;
+	struct dir_name *names = NULL;
 	size_t n = 0, i, k = 0, cnt = 0;
 	int err = read_names(dir, &names, &n);
 
@@ -373,18 +446,16 @@ static int walk_dir(struct walk *w, const char *dir, const char *rel)
 		cnt = n - k < STAT_BLOCK ? n - k : STAT_BLOCK;
 		d.names = names + k;
 		for (i = 0; i < cnt; i++)
-			d.paths[i] = join(dir, d.names[i]);
+			d.paths[i] = join(dir, d.names[i].name);
 		for (i = 0; !err && i < cnt; i++)
 			err = d.paths[i] ? 0 : -ENOMEM;
 		if (!err)
-			err = stat_visit(w, d.paths, cnt, false, visit_child,
-					 &d);
+			err = visit_block(w, &d, cnt);
 		free_strings(d.paths, cnt);
 	}
 	free(d.paths);
 out:
-	free_strings(names, n);
-	free(names);
+	free_names(names, n);
 	return err;
 }
 
@@ -399,14 +470,24 @@ static int add_arg(struct walk *w, const char *path, const struct stat *st,
 		return add_entry(w, path, NULL, NULL, serr, NULL);
 	if (S_ISDIR(st->st_mode) && w->recursive)
 		return walk_dir(w, path, "");
-	if (S_ISDIR(st->st_mode))
-		return add_entry(w, path, NULL, NULL, -EISDIR,
-				 "is a directory (-r digests the files in it)");
-	if (!S_ISREG(st->st_mode))
-		return add_entry(w, path, NULL, NULL, -EINVAL,
-				 kind_of(st->st_mode));
+	if (!S_ISREG(st->st_mode)) {
+		struct fvt_entry probe;
+
+		fvt_not_regular(&probe, st->st_mode);
+		return add_entry(w, path, NULL, NULL, probe.err, probe.why);
+	}
 	rel = strdup(base && base[1] ? base + 1 : path);
 	return rel ? add_entry(w, path, rel, st, 0, NULL) : -ENOMEM;
+}
+
+/* A path taken without stat (defer_stat, no -r): the library's open and
+ * fstat say what it is. */
+static int add_unstated(struct walk *w, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char *rel = strdup(base && base[1] ? base + 1 : path);
+
+	return rel ? add_entry(w, path, rel, NULL, 0, NULL) : -ENOMEM;
 }
 
 static int visit_arg(struct walk *w, void *ctx, size_t i, const struct stat *st,
@@ -434,6 +515,12 @@ static int push_path(struct walk *w, struct path_block *pb, char *path)
 {
 	if (!path)
 		return -ENOMEM;
+	if (w->f->defer_stat && !w->recursive) {
+		int err = add_unstated(w, path);
+
+		free(path);
+		return err;
+	}
 	pb->v[pb->n++] = path;
 	return pb->n == STAT_BLOCK ? flush_paths(w, pb) : 0;
 }
@@ -511,6 +598,10 @@ int fvt_collect(struct cli *c, const char *const *args, int nargs)
 	struct path_block pb = {.v = malloc(STAT_BLOCK * sizeof(char *))};
 	int err = pb.v ? 0 : -ENOMEM;
 
+	/* progress from the listing on; its total needs every size */
+	tool_progress_init(&w.f->progress, c->nargs ? c->args[0] : "-",
+			   "hashed", c->progress_frequency, c->progress_json);
+	w.f->defer_stat = !w.f->progress.enabled;
 	w.threads = w.f->p.threads ? w.f->p.threads : dmt_default_threads();
 	w.dirs = calloc(w.threads, sizeof(*w.dirs));
 	if (!w.dirs)
