@@ -27,6 +27,7 @@
 # BENCH_CRYPT_THREADS (default: all CPUs).  Exits 1 when a target is
 # missed: shm >= 6x cryptsetup; disk >= 3x cryptsetup and <= 1.15x dd.
 set -eu
+. "$(dirname "$0")/lib.sh"
 
 tool=${CRYPT_TOOL:?set CRYPT_TOOL to the crypt-tool binary}
 size=${BENCH_CRYPT_SIZE:-2G}
@@ -46,6 +47,7 @@ disk=$(mktemp -d "${BENCH_CRYPT_DIR:-/var/tmp}/dmt-bench-crypt.XXXXXX")
 shm=$(mktemp -d "${BENCH_CRYPT_SHM:-/dev/shm}/dmt-bench-crypt.XXXXXX")
 trap 'rm -rf "$disk" "$shm"' EXIT INT TERM
 res=$disk/results
+bench_res=$res
 mkdir -p "$res"
 printf 'bench passphrase' >"$disk/pw"
 
@@ -117,11 +119,6 @@ head -c 4096 "$shm/data" >"$shm/small"
 run kdf "$tool" decrypt -q --key-file "$disk/pw" "$shm/kdf.img" "$shm/kdf.out"
 kdf_line=$("$tool" dump "$shm/kdf.img" | sed -n 's/^\t\(Time cost\|Memory\|Threads\): *//p' | tr '\n' ' ')
 
-median() {
-	sort -n -k"$2" "$res/$1" | awk -v c="$2" '{ v[NR] = $c }
-		END { if (NR % 2) print v[(NR + 1) / 2];
-		      else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 line() {
 	w=$(median "$1" 1)
 	c=$(median "$1" 2)
@@ -142,20 +139,7 @@ line dd_disk "dd bs=16M oflag=direct conv=fsync (disk)"
 printf '%-44s %7ss   (argon2id time/memory/threads: %s)\n' \
 	"key derivation, default cost (one unlock)" "$(median kdf 1)" "$kdf_line"
 
-ratio() {
-	awk -v a="$(median "$1" "${3:-1}")" -v b="$(median "$2" "${3:-1}")" \
-		'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
-}
 status=0
-verdict() {	# value op target label
-	if awk -v v="$1" -v t="$3" -v op="$2" \
-		'BEGIN { exit !(op == ">=" ? v >= t : v <= t) }'; then
-		printf '  %-44s %5s (target %s %s) ok\n' "$4" "$1" "$2" "$3"
-	else
-		printf '  %-44s %5s (target %s %s) MISSED\n' "$4" "$1" "$2" "$3"
-		status=1
-	fi
-}
 echo
 verdict "$(ratio cs_shm ours_shm_inplace)" ">=" 6 "cryptsetup / crypt-tool on /dev/shm (in place)"
 printf '  %-44s %5s\n' "cryptsetup / crypt-tool on /dev/shm (new file)" "$(ratio cs_shm ours_shm)"

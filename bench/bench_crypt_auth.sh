@@ -33,6 +33,7 @@
 # o and size_* are assigned through eval
 # shellcheck disable=SC2154
 set -eu
+. "$(dirname "$0")/lib.sh"
 
 tool=${CRYPT_TOOL:?set CRYPT_TOOL to the crypt-tool binary}
 bh=${BENCH_HASH:?set BENCH_HASH to the bench_hash binary}
@@ -56,6 +57,8 @@ disk=$(mktemp -d "${BENCH_CRYPT_AUTH_DIR:-/var/tmp}/dmt-bench-crypt-auth.XXXXXX"
 shm=$(mktemp -d "${BENCH_CRYPT_AUTH_SHM:-/dev/shm}/dmt-bench-crypt-auth.XXXXXX")
 trap 'rm -rf "$disk" "$shm"' EXIT INT TERM
 res=$disk/results
+bench_res=$res
+verdict_width=50
 mkdir -p "$res"
 printf 'bench passphrase' >"$disk/pw"
 want=$(numfmt --from=iec "$size" | awk '{ printf "%.0f", $1 * 4.2 / 1024 }')
@@ -139,11 +142,6 @@ done
 cmp -n "$bytes" "$shm/back" "$shm/data"
 rm -f "$shm/back"
 
-median() {	# median FILE COLUMN
-	sort -n -k"$2" "$res/$1" | awk -v c="$2" '{ v[NR] = $c }
-		END { if (NR % 2) print v[(NR + 1) / 2];
-		      else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 rate() {	# rate NAME: payload GB/s of the median wall time
 	awk -v b="$bytes" -v t="$(median "$1" 1)" \
 		'BEGIN { printf "%.2f", (t > 0 ? b / 1e9 / t : 0) }'
@@ -169,20 +167,7 @@ awk -v h="$h" -v x="$x" -v c="$ceil" 'BEGIN {
 	printf "%-46s %6.2f GB/s\n", "x: openssl aes-256-xts, 2 cores, 4 KiB", x / 1e9
 	printf "%-46s %6.2f GB/s\n", "1/(1/h + 1/x)", c / 1e9 }'
 
-ratio() {	# ratio A B [COLUMN]: median A / median B
-	awk -v a="$(median "$1" "${3:-1}")" -v b="$(median "$2" "${3:-1}")" \
-		'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
-}
 status=0
-verdict() {	# value op target label
-	if awk -v v="$1" -v t="$3" -v op="$2" \
-		'BEGIN { exit !(op == ">=" ? v >= t : v <= t) }'; then
-		printf '  %-50s %5s (target %s %s) ok\n' "$4" "$1" "$2" "$3"
-	else
-		printf '  %-50s %5s (target %s %s) MISSED\n' "$4" "$1" "$2" "$3"
-		status=1
-	fi
-}
 echo
 # throughput ratios are inverse wall-time ratios
 verdict "$(ratio xts_shm gcm_shm)" ">=" 0.70 "gcm / xts-plain64 throughput (/dev/shm)"

@@ -14,6 +14,12 @@
 # the ratios with the load average and the engine; exits 0 (a report, not
 # a test) unless a tool fails or the outputs differ.
 #
+# With FSVERITY_FLOOR (bench/fsverity_floor.c), the small run also times
+# the least a program does for it: the same four system calls per file and
+# the same engine calls, nothing else (its digests are checked against
+# fsverity's first), and those system calls alone.  The target is met only
+# where the floor leaves room for it.
+#
 # Environment: FSVERITY_TOOL (binary, required), BENCH_FSVERITY_BIG,
 # BENCH_FSVERITY_FILES, BENCH_FSVERITY_RUNS, BENCH_FSVERITY_DIR (scratch,
 # default /var/tmp), BENCH_FSVERITY_THREADS (default: all CPUs),
@@ -22,6 +28,7 @@
 set -eu
 
 tool=${FSVERITY_TOOL:?set FSVERITY_TOOL to the fsverity-tool binary}
+floor=${FSVERITY_FLOOR:-}
 big=${BENCH_FSVERITY_BIG:-2G}
 nfiles=${BENCH_FSVERITY_FILES:-50000}
 runs=${BENCH_FSVERITY_RUNS:-3}
@@ -127,6 +134,14 @@ cmp -s mine.out theirs.out || {
 	echo "bench-fsverity: outputs of fsverity-tool and fsverity differ" >&2
 	exit 1
 }
+if [ -n "$floor" ]; then
+	"$floor" -t "$ncpu" -p small.list >floor.out
+	xargs -n 1000 fsverity digest <small.list >theirs.out
+	cmp -s floor.out theirs.out || {
+		echo "bench-fsverity: digests of fsverity_floor and fsverity differ" >&2
+		exit 1
+	}
+fi
 
 now() { date +%s.%N; }
 # run NAME CMD...: one timed run appended to NAME.times
@@ -150,6 +165,10 @@ while [ $i -lt "$runs" ]; do
 	run usr_fsvP sh -c "xargs -n 1000 -P$ncpu fsverity digest <usr.list"
 	run small_ours "$tool" digest $threads --files-from small.list
 	run small_fsv sh -c 'xargs -n 1000 fsverity digest <small.list'
+	if [ -n "$floor" ]; then
+		run small_floor "$floor" -t "$ncpu" small.list
+		run small_sys "$floor" -t "$ncpu" -s small.list
+	fi
 	i=$((i + 1))
 done
 
@@ -167,3 +186,11 @@ line "one $big file" big_ours big_fsv 3
 line "$nfiles usr-like files vs xargs -n 1000" usr_ours usr_fsv 4
 line "$nfiles usr-like files vs xargs -n 1000 -P$ncpu" usr_ours usr_fsvP 2
 line "$nfiles files of 0-16 KiB vs xargs -n 1000" small_ours small_fsv 4
+if [ -n "$floor" ]; then
+	printf '%-44s %8.3f s vs %8.3f s  %6sx (the most this machine allows)\n' \
+		"  floor: same syscalls and engine, no more" \
+		"$(median small_floor)" "$(median small_fsv)" \
+		"$(ratio "$(median small_fsv)" "$(median small_floor)")"
+	printf '%-44s %8.3f s (the system calls alone)\n' \
+		"  floor: open, fstat, pread, close per file" "$(median small_sys)"
+fi

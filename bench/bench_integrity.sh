@@ -20,6 +20,7 @@
 # target is missed: sha256 >= 4x veritysetup, crc32c <= 1.5x cp (issue
 # 15's <= 1.2x dd targets are judged by the summary).
 set -eu
+. "$(dirname "$0")/lib.sh"
 
 tool=${INTEGRITY_TOOL:?set INTEGRITY_TOOL to the integrity-tool binary}
 size=${BENCH_INTEGRITY_SIZE:-2G}
@@ -36,6 +37,7 @@ vs=$(PATH=$PATH:/usr/sbin:/sbin command -v veritysetup) || {
 salt=000102030405060708090a0b0c0d0e0f
 
 dir=$(mktemp -d "${BENCH_INTEGRITY_DIR:-/var/tmp}/dmt-bench-integrity.XXXXXX")
+bench_res=$dir
 trap 'rm -rf "$dir"' EXIT INT TERM
 d=$dir/data
 
@@ -114,11 +116,6 @@ engine=$("$tool" check --json -I sha256 "$dir/sha.img" |
 "$tool" check -q "$dir/crc.img" >/dev/null
 
 # median of column $2 of file $1
-median() {
-	sort -n -k"$2" "$dir/$1" | awk -v c="$2" '{ v[NR] = $c }
-		END { if (NR % 2) print v[(NR + 1) / 2];
-		      else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 line() {
 	w=$(median "$1" 1)
@@ -142,20 +139,7 @@ line dd_w "dd oflag=direct,fsync (payload)"
 line chk_cold "check -I sha256, cold image"
 line dd_r "dd iflag=direct (cold image)"
 
-ratio() {	# wall-time ratio of two commands (column 2: CPU time)
-	awk -v a="$(median "$1" "${3:-1}")" -v b="$(median "$2" "${3:-1}")" \
-		'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
-}
 status=0
-verdict() {	# value op target label
-	if awk -v v="$1" -v t="$3" -v op="$2" \
-		'BEGIN { exit !(op == ">=" ? v >= t : v <= t) }'; then
-		printf '  %-44s %5s (target %s %s) ok\n' "$4" "$1" "$2" "$3"
-	else
-		printf '  %-44s %5s (target %s %s) MISSED\n' "$4" "$1" "$2" "$3"
-		status=1
-	fi
-}
 echo
 verdict "$(ratio verity fmt_sha)" ">=" 4 "veritysetup / format sha256 (speedup)"
 verdict "$(ratio verity chk_sha)" ">=" 4 "veritysetup / check sha256 (speedup)"
