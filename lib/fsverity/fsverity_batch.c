@@ -321,7 +321,8 @@ static bool dir_cache_set(struct bworker *bw, const char *path, size_t len)
  * that cannot be opened, takes the plain open() and its error. */
 static int open_path(struct bworker *bw, const char *path)
 {
-	const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+	/* no blocking on a FIFO, no controlling terminal from a tty */
+	const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 	const char *slash = strrchr(path, '/');
 	size_t len = slash ? (size_t)(slash - path) : 0;
 
