@@ -7,8 +7,9 @@
  *
  *   fsverity_floor [-t THREADS] [-s] [-p] LIST
  *
- * Each thread takes an equal share of LIST (one path per line, files of
- * at most 128 blocks of 4 KiB: one tree level) and, per file: openat()
+ * The threads take chunks of 32 consecutive paths of LIST (one path per
+ * line, files of at most 128 blocks of 4 KiB: one tree level) from a
+ * shared counter, as the library's workers do, and per file: openat()
  * through a descriptor of the file's directory, fstat(), one pread(),
  * close() - the four system calls fsverity-tool makes.  Without -s the
  * data blocks of 32 files are hashed in one engine call, their tree
@@ -37,7 +38,8 @@
 
 struct job {
 	char **paths;
-	size_t begin, end;
+	size_t n;
+	size_t *next; /* atomic: first path of the next chunk */
 	bool syscalls_only;
 	uint8_t *digests; /* n * DIGEST_SIZE, for -p */
 	int err;
@@ -186,9 +188,14 @@ static void *run(void *arg)
 								: -ENOMEM;
 	if (dir)
 		dir[0] = 0;
-	for (size_t i = j->begin; !err && i < j->end; i += CHUNK) {
-		size_t n = j->end - i < CHUNK ? j->end - i : CHUNK, off = 0;
+	for (;;) {
+		size_t i = __atomic_fetch_add(j->next, CHUNK, __ATOMIC_RELAXED);
+		size_t n = i < j->n ? j->n - i : 0, off = 0;
 
+		if (err || !n)
+			break;
+		if (n > CHUNK)
+			n = CHUNK;
 		for (size_t k = 0; !err && k < n; k++) {
 			if (strlen(j->paths[i + k]) >= 4096) {
 				err = -ENAMETOOLONG;
@@ -257,7 +264,7 @@ int main(int argc, char **argv)
 	pthread_t tid[64];
 	uint8_t *digests;
 	char **paths;
-	size_t n, per;
+	size_t n, next = 0;
 	int opt, rc = 0;
 
 	while ((opt = getopt(argc, argv, "t:sp")) != -1) {
@@ -282,15 +289,12 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return 1;
 	}
-	per = (n + threads - 1) / threads;
-	/* chunks never straddle two threads' shares */
-	per = (per + CHUNK - 1) / CHUNK * CHUNK;
 	for (t = 0; t < threads; t++) {
 		jobs[t] = (struct job){.paths = paths,
-				       .begin = t * per < n ? t * per : n,
+				       .n = n,
+				       .next = &next,
 				       .syscalls_only = syscalls_only,
 				       .digests = digests};
-		jobs[t].end = jobs[t].begin + per < n ? jobs[t].begin + per : n;
 		if (pthread_create(&tid[t], NULL, run, &jobs[t]))
 			return 1;
 	}
