@@ -149,6 +149,10 @@ struct dmt_fsverity_result {
 	 * batch, and its user pointer is here; this path was not read (no
 	 * digest: it is that file's, which may be reported after this one). */
 	void *link_of;
+	/* links of the file's inode when the batch fstat'ed it, else 0 (a
+	 * caller that frees results as they come keeps those over 1 for the
+	 * link_of that may follow) */
+	uint64_t nlink;
 };
 
 /*
@@ -170,7 +174,8 @@ struct dmt_fsverity_batch_params {
 	 * of an inode to be opened is read; every other is reported with
 	 * link_of set (and its size).  Which path is first is up to the
 	 * threads, not the order; the digests are the same either way.
-	 * Files with metadata callbacks are always read.
+	 * Files with metadata callbacks or a NULL user pointer are always
+	 * read.
 	 */
 	bool links_once;
 };

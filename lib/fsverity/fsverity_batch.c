@@ -64,6 +64,7 @@ struct item {
 	bool own_fd;	/* opened here */
 	bool turn;	/* hashed by the calling thread at its turn */
 	bool sized_late; /* size found by the batch's fstat */
+	uint64_t nlink;	 /* from that fstat */
 	uint64_t size;	/* SIZE_UNKNOWN until fstat */
 	uint32_t chunk; /* in the running segment */
 	int err;
@@ -445,7 +446,10 @@ static void open_item(struct dmt_fsverity_batch *b, struct bworker *bw,
 	}
 	it->size = (uint64_t)st.st_size;
 	it->sized_late = true;
-	if (!b->links_once || st.st_nlink < 2 || it->f.metadata_callbacks)
+	it->nlink = (uint64_t)st.st_nlink;
+	/* link_of names the first path by its user pointer: none, no dedup */
+	if (!b->links_once || st.st_nlink < 2 || it->f.metadata_callbacks ||
+	    !it->f.user)
 		return;
 	err = link_claim(&b->links, &st, it->f.user, &it->link_of);
 	if (err)
@@ -727,7 +731,8 @@ static int report(struct dmt_fsverity_batch *b, struct item *it)
 	struct dmt_fsverity_result res = {.user = it->f.user,
 					  .path = it->path,
 					  .size = it->size,
-					  .link_of = it->link_of};
+					  .link_of = it->link_of,
+					  .nlink = it->nlink};
 	uint8_t desc[DMT_FSVERITY_DESCRIPTOR_SIZE];
 
 	if (it->link_of && !it->err)

@@ -115,11 +115,20 @@ int fvt_cmd_digest(struct cli *c)
 		if (err)
 			return err;
 	}
+	f->emit = print_digest;
+	fvt_plan(c);
+	/* --out-dir checks every output name before it writes one */
+	f->streaming = f->defer_stat && !f->out_dir_meta;
+	if (f->streaming) {
+		/* hashed and printed while listed: memory stays bounded */
+		err = fvt_joint_outputs(c);
+		if (!err)
+			err = fvt_run_begin(c);
+		return err ? err
+			   : fvt_run_end(c, fvt_collect(c, c->args, c->nargs));
+	}
 	err = fvt_collect(c, c->args, c->nargs);
 	if (!err)
 		err = fvt_joint_outputs(c);
-	if (err)
-		return err;
-	f->emit = print_digest;
-	return fvt_run(c);
+	return err ? err : fvt_run(c);
 }

@@ -41,6 +41,7 @@ struct fvt_entry {
 	dev_t dev;
 	ino_t ino;
 	long alias;		/* >= 0: a hard link of that entry */
+	uint64_t nlink;		/* the library's fstat: links (0: unknown) */
 	int err;		/* found while listing (not submitted) */
 	const char *why;	/* message for err (static) */
 	bool done;		/* result below is final */
@@ -51,10 +52,20 @@ struct fvt_entry {
 
 #define FVT_SIZE_UNKNOWN UINT64_MAX
 
+/*
+ * The entries base .. base + n - 1 (indices count from the first entry of
+ * the run).  A streamed run frees the printed ones as it goes, keeping a
+ * copy of those with several links (kept, kept_at: their indices, in
+ * order) for the link_of results that may still name them.
+ */
 struct fvt_list {
 	struct fvt_entry *e;
 	size_t n, cap;
+	size_t base;
 	uint64_t total_bytes;
+	struct fvt_entry *kept;
+	size_t *kept_at;
+	size_t nkept, kept_cap;
 };
 
 /* A file written under a temporary name and renamed when complete. */
@@ -72,6 +83,12 @@ struct fvt {
 	/* no stat while listing: the library's open and fstat find the type,
 	 * size and links (not with progress, whose total needs the sizes) */
 	bool defer_stat;
+	bool planned;			/* fvt_plan() ran */
+	/* digest without --out-dir or progress: the list is hashed and
+	 * printed while it is made, in blocks, and freed behind */
+	bool streaming;
+	struct dmt_fsverity_batch *batch; /* between fvt_run_begin/_end */
+	size_t queued;			/* entries handed to the batch */
 	struct fvt_list list;
 	struct fvt_out tree_out, desc_out, manifest;
 	struct dmt_fsverity_metadata_callbacks joint_cb;
@@ -97,8 +114,14 @@ static inline struct fvt *fvt_of(struct cli *c)
 /* tool.c */
 int fvt_params(struct cli *c);
 
-/* walk.c: the files of the arguments, -r and --files-from, in order. */
+/* walk.c: the files of the arguments, -r and --files-from, in order.
+ * fvt_plan() decides defer_stat (and starts the progress); fvt_collect()
+ * calls it if the command did not.  A streamed run (f->streaming, between
+ * fvt_run_begin() and fvt_run_end()) hands each block of entries to the
+ * batch as it is listed. */
+void fvt_plan(struct cli *c);
 int fvt_collect(struct cli *c, const char *const *args, int nargs);
+struct fvt_entry *fvt_entry_at(struct fvt *f, size_t i);
 void fvt_list_free(struct fvt_list *l);
 
 /* "is a directory" / "FIFO", ...: the entry's error for a path of mode
@@ -106,8 +129,13 @@ void fvt_list_free(struct fvt_list *l);
 void fvt_not_regular(struct fvt_entry *e, mode_t mode);
 
 /* run.c: digests every listed file; emit() per entry in order.  Returns
- * 0 or the exit code of the first failure. */
+ * 0 or the exit code of the first failure.  fvt_run() is begin, push and
+ * end; push queues the entries listed since the last push (streaming:
+ * and frees the printed ones); end takes the listing's error. */
 int fvt_run(struct cli *c);
+int fvt_run_begin(struct cli *c);
+int fvt_run_push(struct cli *c);
+int fvt_run_end(struct cli *c, int listing_err);
 /* An emit() that only lets the results stand (sign prints later). */
 int fvt_emit_nothing(struct cli *c, struct fvt_entry *e);
 /* The exit code of an entry's failure. */

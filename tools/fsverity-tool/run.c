@@ -19,10 +19,32 @@
 /* done() asks the batch to stop (--stop-on-error). */
 #define STOPPED (-ECANCELED)
 
+struct fvt_entry *fvt_entry_at(struct fvt *f, size_t i)
+{
+	return &f->list.e[i - f->list.base];
+}
+
 const struct fvt_entry *fvt_origin(const struct fvt *f,
 				   const struct fvt_entry *e)
 {
-	return e->alias >= 0 ? &f->list.e[e->alias] : e;
+	const struct fvt_list *l = &f->list;
+	size_t at, lo = 0, hi = l->nkept;
+
+	if (e->alias < 0)
+		return e;
+	at = (size_t)e->alias;
+	if (at >= l->base)
+		return &l->e[at - l->base];
+	/* printed and freed: its kept copy */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->kept_at[mid] < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->nkept && l->kept_at[lo] == at ? &l->kept[lo] : e;
 }
 
 static bool is_dir_error(const struct fvt_entry *e)
@@ -99,8 +121,8 @@ static int flush_ready(struct cli *c)
 	struct fvt *f = fvt_of(c);
 	int err = 0;
 
-	while (!err && !f->stop && f->next_print < f->list.n) {
-		struct fvt_entry *e = &f->list.e[f->next_print];
+	while (!err && !f->stop && f->next_print < f->list.base + f->list.n) {
+		struct fvt_entry *e = fvt_entry_at(f, f->next_print);
 		const struct fvt_entry *o = fvt_origin(f, e);
 		int rc;
 
@@ -128,16 +150,22 @@ int fvt_emit_nothing(struct cli *c, struct fvt_entry *e)
 	return 0;
 }
 
+/* The entry index of a batch user pointer (see fvt_run_push). */
+static size_t user_index(const void *user)
+{
+	return (size_t)(uintptr_t)user - 1;
+}
+
 static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 {
 	struct cli *c = ctx;
 	struct fvt *f = fvt_of(c);
-	struct fvt_entry *e = &f->list.e[(size_t)(uintptr_t)res->user];
+	struct fvt_entry *e = fvt_entry_at(f, user_index(res->user));
+	bool unstated = e->size == FVT_SIZE_UNKNOWN;
 	int err;
 
-	bool unstated = e->size == FVT_SIZE_UNKNOWN;
-
 	e->done = true;
+	e->nlink = res->nlink;
 	e->err = res->err;
 	if (res->err && unstated &&
 	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR) {
@@ -151,7 +179,7 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 		e->size = res->size;
 		/* a hard link of an earlier or later entry: its digest */
 		if (res->link_of)
-			e->alias = (long)(uintptr_t)res->link_of;
+			e->alias = (long)user_index(res->link_of);
 	}
 	if (e->size == FVT_SIZE_UNKNOWN)
 		e->size = 0;
@@ -166,20 +194,66 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 	return err ? err : flush_ready(c);
 }
 
-static int queue_all(struct cli *c, struct dmt_fsverity_batch *b)
+/* Streaming: the printed entries freed, those with several links kept
+ * (a later link_of may name them).  Only when half of the list is
+ * printed, so that each entry moves a bounded number of times. */
+static int compact(struct fvt *f)
+{
+	struct fvt_list *l = &f->list;
+	size_t drop = f->next_print - l->base;
+
+	if (!f->streaming || !drop || drop < l->n / 2)
+		return 0;
+	for (size_t i = 0; i < drop; i++) {
+		struct fvt_entry *e = &l->e[i];
+
+		if (e->nlink > 1 && e->alias < 0) {
+			if (l->nkept == l->kept_cap) {
+				size_t cap = l->kept_cap ? 2 * l->kept_cap : 64;
+				struct fvt_entry *k =
+					realloc(l->kept, cap * sizeof(*k));
+				size_t *at = k ? realloc(l->kept_at,
+							 cap * sizeof(*at))
+					       : NULL;
+
+				if (k)
+					l->kept = k;
+				if (!at)
+					return -ENOMEM;
+				l->kept_at = at;
+				l->kept_cap = cap;
+			}
+			l->kept[l->nkept] = *e;
+			l->kept[l->nkept].path = NULL;
+			l->kept[l->nkept].rel = NULL;
+			l->kept[l->nkept].reason.path = NULL;
+			l->kept_at[l->nkept++] = l->base + i;
+		}
+		free(e->path);
+		free(e->rel);
+	}
+	memmove(l->e, l->e + drop, (l->n - drop) * sizeof(*l->e));
+	l->n -= drop;
+	l->base += drop;
+	return 0;
+}
+
+int fvt_run_push(struct cli *c)
 {
 	struct fvt *f = fvt_of(c);
+	size_t end = f->list.base + f->list.n;
 	int err = 0;
 
-	for (size_t i = 0; !err && !f->stop && i < f->list.n; i++) {
-		struct fvt_entry *e = &f->list.e[i];
+	for (; !err && !f->stop && f->queued < end; f->queued++) {
+		struct fvt_entry *e = fvt_entry_at(f, f->queued);
 		struct dmt_fsverity_file file = {
 			.fd = -1,
 			.path = e->path,
-			/* the size stat saw: the library checks it as it
-			 * reads, without an fstat of its own */
+			/* the size stat saw (the library checks it as it
+			 * reads, without an fstat of its own), or unknown */
 			.size = e->size,
-			.user = (void *)(uintptr_t)i,
+			/* index + 1: the batch takes NULL for "no user" */
+			.user = (void *)(uintptr_t)(f->queued + 1),
 		};
 
 		if (e->done || e->alias >= 0)
@@ -190,16 +264,18 @@ static int queue_all(struct cli *c, struct dmt_fsverity_batch *b)
 		} else if (f->tree_out.fd >= 0 || f->desc_out.fd >= 0) {
 			file.metadata_callbacks = &f->joint_cb;
 		}
-		err = dmt_fsverity_batch_add(b, &file);
+		err = dmt_fsverity_batch_add(f->batch, &file);
 	}
-	if (!err && !f->stop)
-		err = dmt_fsverity_batch_finish(b);
 	if (!err)
-		err = flush_ready(c); /* hard links and errors at the end */
+		err = flush_ready(c); /* errors found while listing */
+	if (!err)
+		err = compact(f);
+	if (!err && f->stop)
+		err = STOPPED;
 	return err;
 }
 
-int fvt_run(struct cli *c)
+int fvt_run_begin(struct cli *c)
 {
 	struct fvt *f = fvt_of(c);
 	struct dmt_fsverity_batch_params bp = {
@@ -209,19 +285,29 @@ int fvt_run(struct cli *c)
 		/* the listing found the links of files it stat'ed */
 		.links_once = f->dedup && f->defer_stat,
 	};
-	struct dmt_fsverity_batch *b = NULL;
 	struct dmt_reason r = {0};
 	int err;
 
 	f->stop_on_error = cli_given(c, O_STOP_ON_ERROR);
-	/* the progress was started by fvt_collect */
-	err = dmt_fsverity_batch_new(&bp, &b, &r);
-	if (err) {
+	f->queued = 0;
+	err = dmt_fsverity_batch_new(&bp, &f->batch, &r);
+	if (err)
 		cli_reason_err(c, &r);
-		return err;
-	}
-	err = queue_all(c, b);
-	dmt_fsverity_batch_free(b);
+	return err;
+}
+
+int fvt_run_end(struct cli *c, int err)
+{
+	struct fvt *f = fvt_of(c);
+
+	if (!err)
+		err = fvt_run_push(c);
+	if (!err && !f->stop)
+		err = dmt_fsverity_batch_finish(f->batch);
+	if (!err)
+		err = flush_ready(c); /* hard links and errors at the end */
+	dmt_fsverity_batch_free(f->batch);
+	f->batch = NULL;
 	fvt_out_dir_finish(c, NULL, false); /* a file cut short */
 	tool_progress_finish(&f->progress, !err && !f->first_err);
 	if (err == STOPPED)
@@ -236,4 +322,11 @@ int fvt_run(struct cli *c)
 	if (!err)
 		err = fvt_out_commit(&f->desc_out);
 	return err;
+}
+
+int fvt_run(struct cli *c)
+{
+	int err = fvt_run_begin(c);
+
+	return err ? err : fvt_run_end(c, 0);
 }

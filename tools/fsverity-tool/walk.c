@@ -70,7 +70,7 @@ static int link_grow(struct walk *w)
 
 		if (!m->slot[i])
 			continue;
-		e = &w->f->list.e[m->slot[i] - 1];
+		e = fvt_entry_at(w->f, (size_t)m->slot[i] - 1);
 		for (h = link_hash(e->dev, e->ino) & (cap - 1); slot[h];
 		     h = (h + 1) & (cap - 1))
 			;
@@ -86,7 +86,7 @@ static int link_grow(struct walk *w)
 static long link_find_or_add(struct walk *w, long idx, int *err)
 {
 	struct link_map *m = &w->links;
-	struct fvt_entry *e = &w->f->list.e[idx];
+	struct fvt_entry *e = fvt_entry_at(w->f, (size_t)idx);
 	size_t h;
 
 	*err = 0;
@@ -97,7 +97,8 @@ static long link_find_or_add(struct walk *w, long idx, int *err)
 	}
 	for (h = link_hash(e->dev, e->ino) & (m->cap - 1); m->slot[h];
 	     h = (h + 1) & (m->cap - 1)) {
-		const struct fvt_entry *o = &w->f->list.e[m->slot[h] - 1];
+		const struct fvt_entry *o =
+			fvt_entry_at(w->f, (size_t)m->slot[h] - 1);
 
 		if (o->dev == e->dev && o->ino == e->ino)
 			return m->slot[h] - 1;
@@ -118,12 +119,26 @@ static char *join(const char *dir, const char *name)
 	return s;
 }
 
+/* Entries per block of a streamed run (the batch's window). */
+#define STREAM_BLOCK 8192
+
+/* Streaming: a full block of new entries to the batch. */
+static int stream_block(struct walk *w)
+{
+	struct fvt *f = w->f;
+
+	if (!f->streaming || f->list.base + f->list.n - f->queued < STREAM_BLOCK)
+		return 0;
+	return fvt_run_push(w->c);
+}
+
 /* A new entry for path (copied); rel is taken over. */
 static int add_entry(struct walk *w, const char *path, char *rel,
 		     const struct stat *st, int err, const char *why)
 {
 	struct fvt_list *l = &w->f->list;
 	struct fvt_entry *e;
+	size_t idx;
 	int lerr = 0;
 
 	if (l->n == l->cap) {
@@ -138,6 +153,7 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 		l->cap = cap;
 	}
 	e = &l->e[l->n];
+	idx = l->base + l->n;
 	memset(e, 0, sizeof(*e));
 	e->alias = -1;
 	e->path = strdup(path);
@@ -153,15 +169,15 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 	if (!err && !st)
 		e->size = FVT_SIZE_UNKNOWN;
 	if (err || !st)
-		return 0;
+		return stream_block(w);
 	e->size = (uint64_t)st->st_size;
 	e->dev = st->st_dev;
 	e->ino = st->st_ino;
 	if (w->f->dedup && st->st_nlink > 1)
-		e->alias = link_find_or_add(w, (long)(l->n - 1), &lerr);
+		e->alias = link_find_or_add(w, (long)idx, &lerr);
 	if (e->alias < 0)
 		l->total_bytes += e->size;
-	return lerr;
+	return lerr ? lerr : stream_block(w);
 }
 
 static const char *kind_of(mode_t m)
@@ -589,6 +605,19 @@ static int unique_rels(struct fvt_list *l)
 	return err;
 }
 
+void fvt_plan(struct cli *c)
+{
+	struct fvt *f = fvt_of(c);
+
+	if (f->planned)
+		return;
+	f->planned = true;
+	/* progress from the listing on; its total needs every size */
+	tool_progress_init(&f->progress, c->nargs ? c->args[0] : "-", "hashed",
+			   c->progress_frequency, c->progress_json);
+	f->defer_stat = !f->progress.enabled;
+}
+
 int fvt_collect(struct cli *c, const char *const *args, int nargs)
 {
 	struct walk w = {.c = c,
@@ -598,10 +627,7 @@ int fvt_collect(struct cli *c, const char *const *args, int nargs)
 	struct path_block pb = {.v = malloc(STAT_BLOCK * sizeof(char *))};
 	int err = pb.v ? 0 : -ENOMEM;
 
-	/* progress from the listing on; its total needs every size */
-	tool_progress_init(&w.f->progress, c->nargs ? c->args[0] : "-",
-			   "hashed", c->progress_frequency, c->progress_json);
-	w.f->defer_stat = !w.f->progress.enabled;
+	fvt_plan(c);
 	w.threads = w.f->p.threads ? w.f->p.threads : dmt_default_threads();
 	w.dirs = calloc(w.threads, sizeof(*w.dirs));
 	if (!w.dirs)
@@ -628,7 +654,8 @@ int fvt_collect(struct cli *c, const char *const *args, int nargs)
 		free(w.dirs[i].dir);
 	}
 	free(w.dirs);
-	if (!err && !w.f->list.n && !nargs && !cli_given(c, O_FILES_FROM)) {
+	if (!err && !w.f->list.base && !w.f->list.n && !nargs &&
+	    !cli_given(c, O_FILES_FROM)) {
 		tool_err("%s: no FILE given (see --help)", c->cmd_name);
 		return -EINVAL;
 	}
@@ -646,5 +673,7 @@ void fvt_list_free(struct fvt_list *l)
 		free(l->e[i].rel);
 	}
 	free(l->e);
+	free(l->kept);
+	free(l->kept_at);
 	memset(l, 0, sizeof(*l));
 }
