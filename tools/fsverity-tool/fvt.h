@@ -38,10 +38,9 @@ struct fvt_entry {
 	char *rel;		/* relative output name (--out-dir) */
 	uint64_t size;		/* from stat, or FVT_SIZE_UNKNOWN (the
 				 * library's fstat finds it) */
-	dev_t dev;
-	ino_t ino;
 	long alias;		/* >= 0: a hard link of that entry */
-	uint64_t nlink;		/* the library's fstat: links (0: unknown) */
+	uint64_t nlink;		/* links: the listing's stat or the library's
+				 * fstat (0: unknown) */
 	int err;		/* found while listing (not submitted) */
 	const char *why;	/* message for err (static) */
 	bool done;		/* result below is final */

@@ -165,7 +165,8 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 	int err;
 
 	e->done = true;
-	e->nlink = res->nlink;
+	if (res->nlink)
+		e->nlink = res->nlink; /* else the listing's stat's */
 	e->err = res->err;
 	if (res->err && unstated &&
 	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR) {

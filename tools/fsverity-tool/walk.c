@@ -23,9 +23,16 @@
 
 #include "tools/fsverity-tool/fvt.h"
 
-/* (dev, ino) -> first entry, for files with more than one link. */
+/* (dev, ino) -> first entry, for files with more than one link (the
+ * keys are held here: a streamed run frees printed entries). */
+struct link_slot {
+	dev_t dev;
+	ino_t ino;
+	long idx; /* entry index + 1; 0 = free */
+};
+
 struct link_map {
-	long *slot; /* entry index + 1; 0 = free */
+	struct link_slot *slot;
 	size_t cap, used;
 };
 
@@ -56,26 +63,27 @@ static size_t link_hash(dev_t dev, ino_t ino)
 	return (size_t)(h ^ h >> 29);
 }
 
-static int link_grow(struct walk *w)
+static struct link_slot *link_probe(struct link_slot *slot, size_t cap,
+				    dev_t dev, ino_t ino)
 {
-	struct link_map *m = &w->links;
+	size_t h = link_hash(dev, ino) & (cap - 1);
+
+	while (slot[h].idx && (slot[h].dev != dev || slot[h].ino != ino))
+		h = (h + 1) & (cap - 1);
+	return &slot[h];
+}
+
+static int link_grow(struct link_map *m)
+{
 	size_t cap = m->cap ? m->cap * 2 : 1024;
-	long *slot = calloc(cap, sizeof(*slot));
+	struct link_slot *slot = calloc(cap, sizeof(*slot));
 
 	if (!slot)
 		return -ENOMEM;
-	for (size_t i = 0; i < m->cap; i++) {
-		struct fvt_entry *e;
-		size_t h;
-
-		if (!m->slot[i])
-			continue;
-		e = fvt_entry_at(w->f, (size_t)m->slot[i] - 1);
-		for (h = link_hash(e->dev, e->ino) & (cap - 1); slot[h];
-		     h = (h + 1) & (cap - 1))
-			;
-		slot[h] = m->slot[i];
-	}
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slot[i].idx)
+			*link_probe(slot, cap, m->slot[i].dev,
+				    m->slot[i].ino) = m->slot[i];
 	free(m->slot);
 	m->slot = slot;
 	m->cap = cap;
@@ -83,27 +91,22 @@ static int link_grow(struct walk *w)
 }
 
 /* The first entry of this inode, or -1 after remembering idx as it. */
-static long link_find_or_add(struct walk *w, long idx, int *err)
+static long link_find_or_add(struct walk *w, long idx, dev_t dev, ino_t ino,
+			     int *err)
 {
 	struct link_map *m = &w->links;
-	struct fvt_entry *e = fvt_entry_at(w->f, (size_t)idx);
-	size_t h;
+	struct link_slot *s;
 
 	*err = 0;
 	if ((m->used + 1) * 2 > m->cap) {
-		*err = link_grow(w);
+		*err = link_grow(m);
 		if (*err)
 			return -1;
 	}
-	for (h = link_hash(e->dev, e->ino) & (m->cap - 1); m->slot[h];
-	     h = (h + 1) & (m->cap - 1)) {
-		const struct fvt_entry *o =
-			fvt_entry_at(w->f, (size_t)m->slot[h] - 1);
-
-		if (o->dev == e->dev && o->ino == e->ino)
-			return m->slot[h] - 1;
-	}
-	m->slot[h] = idx + 1;
+	s = link_probe(m->slot, m->cap, dev, ino);
+	if (s->idx)
+		return s->idx - 1;
+	*s = (struct link_slot){.dev = dev, .ino = ino, .idx = idx + 1};
 	m->used++;
 	return -1;
 }
@@ -171,10 +174,11 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 	if (err || !st)
 		return stream_block(w);
 	e->size = (uint64_t)st->st_size;
-	e->dev = st->st_dev;
-	e->ino = st->st_ino;
+	/* a streamed run keeps a printed entry with links for its aliases */
+	e->nlink = (uint64_t)st->st_nlink;
 	if (w->f->dedup && st->st_nlink > 1)
-		e->alias = link_find_or_add(w, (long)idx, &lerr);
+		e->alias = link_find_or_add(w, (long)idx, st->st_dev,
+					    st->st_ino, &lerr);
 	if (e->alias < 0)
 		l->total_bytes += e->size;
 	return lerr ? lerr : stream_block(w);
