@@ -63,8 +63,7 @@ struct item {
 	char *path;	/* copy of f.path */
 	bool own_fd;	/* opened here */
 	bool turn;	/* hashed by the calling thread at its turn */
-	bool sized_late; /* size found by the batch's fstat */
-	uint64_t nlink;	 /* from that fstat */
+	uint64_t nlink;	/* from the batch's fstat (f.size was unknown) */
 	uint64_t size;	/* SIZE_UNKNOWN until fstat */
 	uint32_t chunk; /* in the running segment */
 	int err;
@@ -445,7 +444,6 @@ static void open_item(struct dmt_fsverity_batch *b, struct bworker *bw,
 		return;
 	}
 	it->size = (uint64_t)st.st_size;
-	it->sized_late = true;
 	it->nlink = (uint64_t)st.st_nlink;
 	/* link_of names the first path by its user pointer: none, no dedup */
 	if (!b->links_once || st.st_nlink < 2 || it->f.metadata_callbacks ||
@@ -629,7 +627,9 @@ static bool needs_turn(const struct dmt_fsverity_batch *b,
 		return true;
 	if (it->size == SIZE_UNKNOWN || slot_bytes(b, it->size) <= b->io_cap)
 		return false;
-	return it->size > (it->sized_late ? SOLO_LATE : b->solo_max) ||
+	/* f.size unknown: the size was found when the file was opened */
+	return it->size > (it->f.size == SIZE_UNKNOWN ? SOLO_LATE
+						      : b->solo_max) ||
 	       it->f.metadata_callbacks;
 }
 

@@ -39,8 +39,8 @@ struct fvt_entry {
 	uint64_t size;		/* from stat, or FVT_SIZE_UNKNOWN (the
 				 * library's fstat finds it) */
 	long alias;		/* >= 0: a hard link of that entry */
-	uint64_t nlink;		/* links: the listing's stat or the library's
-				 * fstat (0: unknown) */
+	uint64_t nlink;		/* links, from the library's fstat (0: it
+				 * did none) */
 	int err;		/* found while listing (not submitted) */
 	const char *why;	/* message for err (static) */
 	bool done;		/* result below is final */
@@ -51,19 +51,23 @@ struct fvt_entry {
 
 #define FVT_SIZE_UNKNOWN UINT64_MAX
 
+/* A printed, freed entry kept for the link_of results that may name it. */
+struct fvt_kept {
+	size_t at; /* its index */
+	struct fvt_entry e;
+};
+
 /*
  * The entries base .. base + n - 1 (indices count from the first entry of
  * the run).  A streamed run frees the printed ones as it goes, keeping a
- * copy of those with several links (kept, kept_at: their indices, in
- * order) for the link_of results that may still name them.
+ * copy of those with several links (kept, in index order).
  */
 struct fvt_list {
 	struct fvt_entry *e;
 	size_t n, cap;
 	size_t base;
 	uint64_t total_bytes;
-	struct fvt_entry *kept;
-	size_t *kept_at;
+	struct fvt_kept *kept;
 	size_t nkept, kept_cap;
 };
 

@@ -39,12 +39,12 @@ const struct fvt_entry *fvt_origin(const struct fvt *f,
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (l->kept_at[mid] < at)
+		if (l->kept[mid].at < at)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < l->nkept && l->kept_at[lo] == at ? &l->kept[lo] : e;
+	return lo < l->nkept && l->kept[lo].at == at ? &l->kept[lo].e : e;
 }
 
 static bool is_dir_error(const struct fvt_entry *e)
@@ -165,8 +165,7 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 	int err;
 
 	e->done = true;
-	if (res->nlink)
-		e->nlink = res->nlink; /* else the listing's stat's */
+	e->nlink = res->nlink;
 	e->err = res->err;
 	if (res->err && unstated &&
 	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR) {
@@ -209,26 +208,22 @@ static int compact(struct fvt *f)
 		struct fvt_entry *e = &l->e[i];
 
 		if (e->nlink > 1 && e->alias < 0) {
+			struct fvt_kept *k;
+
 			if (l->nkept == l->kept_cap) {
 				size_t cap = l->kept_cap ? 2 * l->kept_cap : 64;
-				struct fvt_entry *k =
-					realloc(l->kept, cap * sizeof(*k));
-				size_t *at = k ? realloc(l->kept_at,
-							 cap * sizeof(*at))
-					       : NULL;
 
-				if (k)
-					l->kept = k;
-				if (!at)
+				k = realloc(l->kept, cap * sizeof(*k));
+				if (!k)
 					return -ENOMEM;
-				l->kept_at = at;
+				l->kept = k;
 				l->kept_cap = cap;
 			}
-			l->kept[l->nkept] = *e;
-			l->kept[l->nkept].path = NULL;
-			l->kept[l->nkept].rel = NULL;
-			l->kept[l->nkept].reason.path = NULL;
-			l->kept_at[l->nkept++] = l->base + i;
+			k = &l->kept[l->nkept++];
+			k->at = l->base + i;
+			k->e = *e;
+			k->e.path = k->e.rel = NULL;
+			k->e.reason.path = NULL;
 		}
 		free(e->path);
 		free(e->rel);

@@ -135,7 +135,9 @@ static int stream_block(struct walk *w)
 	return fvt_run_push(w->c);
 }
 
-/* A new entry for path (copied); rel is taken over. */
+/* A new entry for path (copied); rel is taken over.  With defer_stat
+ * the listing's stat (if any) only chose the type: size and links are
+ * the library's open and fstat's to find, hard links its links_once's. */
 static int add_entry(struct walk *w, const char *path, char *rel,
 		     const struct stat *st, int err, const char *why)
 {
@@ -143,6 +145,9 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 	struct fvt_entry *e;
 	size_t idx;
 	int lerr = 0;
+
+	if (w->f->defer_stat)
+		st = NULL;
 
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256;
@@ -174,8 +179,6 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 	if (err || !st)
 		return stream_block(w);
 	e->size = (uint64_t)st->st_size;
-	/* a streamed run keeps a printed entry with links for its aliases */
-	e->nlink = (uint64_t)st->st_nlink;
 	if (w->f->dedup && st->st_nlink > 1)
 		e->alias = link_find_or_add(w, (long)idx, st->st_dev,
 					    st->st_ino, &lerr);
@@ -274,10 +277,8 @@ static int walk_child(struct walk *w, const char *path, const char *rel,
 		free(r);
 		return err;
 	}
-	/* st_nlink 0: only readdir's type (type_of_entry), no stat */
 	if (S_ISREG(st->st_mode))
-		return add_entry(w, path, r, st->st_nlink ? st : NULL, 0,
-				 NULL);
+		return add_entry(w, path, r, st, 0, NULL);
 	if (w->strict)
 		return add_entry(w, path, r, NULL, -EINVAL,
 				 kind_of(st->st_mode));
@@ -479,11 +480,18 @@ out:
 	return err;
 }
 
+/* The --out-dir name of a FILE argument: its last component. */
+static char *arg_rel(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return strdup(base && base[1] ? base + 1 : path);
+}
+
 /* A FILE argument or --files-from path, stat'ed (st, or serr). */
 static int add_arg(struct walk *w, const char *path, const struct stat *st,
 		   int serr)
 {
-	const char *base = strrchr(path, '/');
 	char *rel;
 
 	if (serr)
@@ -496,7 +504,7 @@ static int add_arg(struct walk *w, const char *path, const struct stat *st,
 		fvt_not_regular(&probe, st->st_mode);
 		return add_entry(w, path, NULL, NULL, probe.err, probe.why);
 	}
-	rel = strdup(base && base[1] ? base + 1 : path);
+	rel = arg_rel(path);
 	return rel ? add_entry(w, path, rel, st, 0, NULL) : -ENOMEM;
 }
 
@@ -504,8 +512,7 @@ static int add_arg(struct walk *w, const char *path, const struct stat *st,
  * fstat say what it is. */
 static int add_unstated(struct walk *w, const char *path)
 {
-	const char *base = strrchr(path, '/');
-	char *rel = strdup(base && base[1] ? base + 1 : path);
+	char *rel = arg_rel(path);
 
 	return rel ? add_entry(w, path, rel, NULL, 0, NULL) : -ENOMEM;
 }
@@ -678,6 +685,5 @@ void fvt_list_free(struct fvt_list *l)
 	}
 	free(l->e);
 	free(l->kept);
-	free(l->kept_at);
 	memset(l, 0, sizeof(*l));
 }
