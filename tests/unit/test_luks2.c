@@ -515,7 +515,7 @@ Test(luks2, damaged_headers, .timeout = 120)
 		fix_checksum(copy, off, 16384);
 	}
 	cr_expect_eq(load_reason(copy, &r, &which), -EINVAL);
-	cr_expect_str_eq(r.field, "segments.sector_size");
+	cr_expect_str_eq(r.field, "segment 0: sector_size 4095 is not a multiple of 512");
 	cr_expect_not(cryptsetup_loads(copy));
 	/* ... and the checksum fix alone is accepted (the edit is the fault) */
 	th_sh(NULL, NULL, "cp '%s' '%s'", img.path, copy);
