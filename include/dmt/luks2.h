@@ -198,6 +198,10 @@ struct dmt_luks2_keyslot_info {
 int dmt_luks2_keyslot_info(const struct dmt_luks2 *h, int slot,
 			   struct dmt_luks2_keyslot_info *ki);
 
+/* What `cryptsetup luksDump` 2.6.1 prints for the header, byte for byte
+ * (malloc'ed text; -ENOMEM). */
+int dmt_luks2_dump(const struct dmt_luks2 *h, char **text);
+
 /* The JSON metadata as stored (cryptsetup's --dump-json-metadata prints
  * it pretty; this is the stored plain form).  Valid until the next call
  * that changes h. */
