@@ -35,32 +35,24 @@ static const char *text_of(json_object *o)
 	return json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED);
 }
 
-/* json_object_get_int64() of any member (0 for objects, arrays, null). */
-static int64_t int64_of(json_object *o)
+/* The types json-c's get_int()/get_int64() read a number from (0 for
+ * objects, arrays and null). */
+static bool scalar(json_object *o)
 {
-	switch (json_object_get_type(o)) {
-	case json_type_int:
-	case json_type_double:
-	case json_type_boolean:
-	case json_type_string:
-		return json_object_get_int64(o);
-	default:
-		return 0;
-	}
+	json_type t = json_object_get_type(o);
+
+	return t == json_type_int || t == json_type_double ||
+	       t == json_type_boolean || t == json_type_string;
 }
 
-/* json_object_get_int() of any member. */
+static int64_t int64_of(json_object *o)
+{
+	return scalar(o) ? json_object_get_int64(o) : 0;
+}
+
 static int int_of(json_object *o)
 {
-	switch (json_object_get_type(o)) {
-	case json_type_int:
-	case json_type_double:
-	case json_type_boolean:
-	case json_type_string:
-		return json_object_get_int(o);
-	default:
-		return 0;
-	}
+	return scalar(o) ? json_object_get_int(o) : 0;
 }
 
 static json_object *get(json_object *o, const char *k)

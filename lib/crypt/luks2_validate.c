@@ -121,6 +121,13 @@ static int strings_only(json_object *a, const char *obj, const char *key,
 	return 0;
 }
 
+/* Keyslot, digest, segment and token names are decimal numbers. */
+static bool named(const char *obj, const char *key)
+{
+	return luks2_numbered(key) ||
+	       fail(obj, key, "the name is not a number") == 0;
+}
+
 /* validate_keyslots_array / validate_segments_array: every element names
  * an object of section (the keyslots or the segments). */
 static int refs_exist(json_object *a, json_object *section, const char *obj,
@@ -231,8 +238,8 @@ static int check_tokens(json_object *j)
 		return -EINVAL;
 	json_object_object_foreach(tokens, key, t)
 	{
-		if (!luks2_numbered(key))
-			return fail("token", key, "the name is not a number");
+		if (!named("token", key))
+			return -EINVAL;
 		/* keyslots are checked later; the references must hold now */
 		if (!luks2_member(j, "keyslots", &keyslots))
 			return fail(NULL, NULL, "keyslots is missing");
@@ -260,8 +267,8 @@ static int check_digests(json_object *j)
 		return -EINVAL;
 	json_object_object_foreach(digests, key, d)
 	{
-		if (!luks2_numbered(key))
-			return fail("digest", key, "the name is not a number");
+		if (!named("digest", key))
+			return -EINVAL;
 		if (!need_str(d, "digest", key, "", "type") ||
 		    !(ka = need(d, "digest", key, "", "keyslots",
 				json_type_array)) ||
@@ -322,8 +329,8 @@ static int segment_common(json_object *seg, const char *key, uint64_t *size)
 	json_object *type, *off, *sz, *flags;
 	uint64_t offset;
 
-	if (!luks2_numbered(key))
-		return fail("segment", key, "the name is not a number");
+	if (!named("segment", key))
+		return -EINVAL;
 	if (!(type = need_str(seg, "segment", key, "", "type")) ||
 	    !(off = need_str(seg, "segment", key, "", "offset")) ||
 	    !(sz = need_str(seg, "segment", key, "", "size")))
@@ -550,8 +557,8 @@ static int check_keyslots(json_object *j)
 		return -EINVAL;
 	json_object_object_foreach(keyslots, key, val)
 	{
-		if (!luks2_numbered(key))
-			return fail("keyslot", key, "the name is not a number");
+		if (!named("keyslot", key))
+			return -EINVAL;
 		if (!need_str(val, "keyslot", key, "", "type") ||
 		    !(ks = need(val, "keyslot", key, "", "key_size",
 				json_type_int)))

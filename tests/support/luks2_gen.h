@@ -31,8 +31,10 @@
 struct lg_base {
 	const char *name;	/* "ours", "luksFormat", ... */
 	char *path;
-	uint8_t *img;
+	uint8_t *img;		/* the header area (and what follows, up to
+				 * len): the rest of the file is a hole */
 	size_t len;
+	uint64_t size;		/* the file's size */
 	uint64_t hdr_size;
 };
 
@@ -50,5 +52,8 @@ void lg_base_free(struct lg_base *b);
  * aborts the test on a malformed mutation. */
 void lg_make(const struct lg_base *b, const char *const *ops,
 	     const char *path);
+/* A copy of a file lg_make wrote from b (its first b->len bytes, then a
+ * hole up to its size). */
+void lg_copy(const struct lg_base *b, const char *from, const char *to);
 
 #endif /* DMT_TESTS_LUKS2_GEN_H */

@@ -10,7 +10,8 @@
  * a refusal with a reason naming the object and member, the dump text
  * (and --json for the dump cases) identical where both accept, and the
  * file under test unchanged.  Refused JSON changes are also made in one
- * copy only: then both readers accept (the other copy serves).
+ * copy only (every third): then both readers accept (the other copy
+ * serves).  Keyslots and areas run on luksFormat's header too.
  *
  * DMT_RULES_TABLE=file appends one line per case: group, base, case,
  * luksDump's verdict, ours, agreement.  DMT_RULES_OURS=path judges another
@@ -80,14 +81,11 @@ static void run_done(struct run *x)
 /* luksDump (or --dump-json-metadata) of a fresh copy of the file. */
 static int theirs(struct run *x, bool json, char **out)
 {
-	size_t len;
-	uint8_t *b = th_read_file(x->file, &len);
 	char *argv[] = { "cryptsetup", "luksDump",
 			 json ? "--dump-json-metadata" : x->copy,
 			 json ? x->copy : NULL, NULL };
 
-	th_write_file(x->copy, b, len);
-	free(b);
+	lg_copy(x->base, x->file, x->copy);
 	return th_run(argv, out, NULL);
 }
 
@@ -268,13 +266,18 @@ static bool json_only(const struct rcase *k)
 	return true;
 }
 
+/* Every refusal; every third refused JSON change also in one copy only,
+ * the primary and the secondary in turn (the rule is the same for all;
+ * each luksDump costs ~50 ms). */
 static void run_cases(struct run *x, const struct rcase *k, size_t n)
 {
+	unsigned int refused = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		run_case(x, &k[i], 0);
 		if (x->variants && k[i].expect == 'R' && k[i].ops[0] &&
-		    json_only(&k[i]))
-			run_case(x, &k[i], 1 + (int)(i % 2));
+		    json_only(&k[i]) && !(refused++ % 3))
+			run_case(x, &k[i], 1 + (int)(refused / 3 % 2));
 	}
 }
 
@@ -734,7 +737,7 @@ static const struct rcase segments[] = {
 
 Test(luks2_rules, segments, .timeout = 300)
 {
-	run_group("segments", segments, N(segments), true, false);
+	run_group("segments", segments, N(segments), false, false);
 }
 
 /* ---- keyslots and their areas ---- */
