@@ -10,6 +10,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uuid/uuid.h>
@@ -268,9 +269,12 @@ struct copy {
 	enum copy_state state;
 	struct luks2_bin bin;
 	json_object *j;
-	const char *why;
+	const char *why;	/* static text, or NULL: see text */
+	char text[192];		/* this copy's JSON rule (the next copy's
+				 * checks reuse the validation's buffer) */
 	int err;
 };
+
 
 /* Binary header and checksum; the JSON only when forced to (probing
  * stops at the first copy whose checksum holds). */
@@ -292,6 +296,9 @@ static void parse_copy(struct copy *c, char *json)
 		if (!c->j) {
 			c->state = COPY_OBSOLETE;
 			c->err = -EINVAL;
+			snprintf(c->text, sizeof(c->text), "%s",
+				 c->why ?: "out of memory");
+			c->why = NULL;
 		}
 	}
 	free(json);
@@ -343,7 +350,8 @@ static int load_refuse(struct copy *c1, struct copy *c2, struct dmt_file *f,
 				       c2 :
 				       c1;
 
-	dmt_reason_set(r, c->err, DMT_REASON_LUKS2_NO_HEADER, c->why, 0);
+	dmt_reason_set(r, c->err, DMT_REASON_LUKS2_NO_HEADER,
+		       c->why ?: luks2_why_keep(c->text), 0);
 	if (r)
 		r->path = dmt_file_path(f);
 	if (c1->err == -EMEDIUMTYPE && c2->err == -EMEDIUMTYPE)

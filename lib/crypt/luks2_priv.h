@@ -81,6 +81,7 @@ void luks2_refs_free(struct luks2_refs *t);
 int luks2_hdr_validate(json_object *j, uint64_t json_area_size,
 		       const char **why);
 void luks2_hdr_repair(json_object *j);
+const char *luks2_why_keep(const char *text);
 
 /* luks2_kdf.c */
 int luks2_digest_compute(const char *hash, uint32_t iterations,

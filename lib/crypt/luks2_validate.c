@@ -941,3 +941,12 @@ void luks2_hdr_repair(json_object *j)
 		}
 	}
 }
+
+/* Makes text the per-thread reason again (a copy's, after the checks of
+ * another copy reused the buffer). */
+const char *luks2_why_keep(const char *text)
+{
+	if (text != why_buf)
+		snprintf(why_buf, sizeof(why_buf), "%s", text);
+	return why_buf;
+}
