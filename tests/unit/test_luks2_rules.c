@@ -1175,6 +1175,8 @@ static bool reencrypting_now(const char *path)
  * Runs cmd (a cryptsetup reencrypt on path) and SIGKILLs it soon after its
  * first chunk is recorded: the header then says "in reencryption".  A run
  * that ends first is retried on a larger file.  Returns whether it worked.
+ * (--disable-locks in cmd: a killed run would leave its lock file in
+ * /run/cryptsetup.)
  */
 static bool interrupt(const char *dir, const char *path, const char *setup,
 		      const char *cmd)
@@ -1230,21 +1232,21 @@ Test(luks2_rules, reencryption_interrupted, .timeout = 300)
 	} runs[] = {
 		{ "encrypt, datashift (--reduce-device-size)",
 		  "rm -f r.img && printf pw > pw && truncate -s \"$1\"M r.img && :",
-		  "cryptsetup reencrypt -q --encrypt --type luks2 --reduce-device-size 8M "
+		  "cryptsetup reencrypt -q --disable-locks --encrypt --type luks2 --reduce-device-size 8M "
 		  "--force-offline-reencrypt --hotzone-size 1M --pbkdf pbkdf2 "
 		  "--pbkdf-force-iterations 1000 --key-file pw r.img" },
 		{ "reencrypt, checksum resilience",
 		  "rm -f r.img && printf pw > pw && truncate -s \"$1\"M r.img && "
 		  "cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 "
 		  "--pbkdf-force-iterations 1000 --key-file pw r.img && :",
-		  "cryptsetup reencrypt -q --force-offline-reencrypt --resilience checksum "
+		  "cryptsetup reencrypt -q --disable-locks --force-offline-reencrypt --resilience checksum "
 		  "--hotzone-size 1M --pbkdf pbkdf2 --pbkdf-force-iterations 1000 "
 		  "--key-file pw r.img" },
 		{ "reencrypt, journal resilience",
 		  "rm -f r.img && printf pw > pw && truncate -s \"$1\"M r.img && "
 		  "cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 "
 		  "--pbkdf-force-iterations 1000 --key-file pw r.img && :",
-		  "cryptsetup reencrypt -q --force-offline-reencrypt --resilience journal "
+		  "cryptsetup reencrypt -q --disable-locks --force-offline-reencrypt --resilience journal "
 		  "--hotzone-size 1M --pbkdf pbkdf2 --pbkdf-force-iterations 1000 "
 		  "--key-file pw r.img" },
 	};
