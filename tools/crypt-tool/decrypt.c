@@ -25,6 +25,7 @@ int ct_luks2_unlock(struct cli *c)
 	struct ct *ct = ct_of(c);
 	struct dmt_file *hf = &ct->image_file;
 	struct dmt_reason why = { 0 };
+	struct dmt_luks2_segment seg;
 	int err, slot = (int)cli_num(c, O_KEY_SLOT, (uint64_t)-1);
 
 	if (cli_given(c, O_HEADER)) {
@@ -44,6 +45,13 @@ int ct_luks2_unlock(struct cli *c)
 	if (dmt_luks2_loaded_copy(ct->luks))
 		tool_warn("%s: the primary header is damaged; using the secondary copy",
 			  dmt_file_path(hf));
+	/* a valid header we cannot map (a reencryption in progress...) is
+	 * refused before the passphrase is asked for */
+	err = dmt_luks2_data_segment(ct->luks, &seg, &why);
+	if (err) {
+		ct_print_why(c, &why, err, dmt_file_path(hf), "cannot use the header");
+		return load_error(err);
+	}
 	err = ct_read_passphrase(c, ct->image, false, &ct->pass);
 	if (err)
 		return err;
@@ -63,8 +71,10 @@ static int luks2_map(struct cli *c, struct ct_map *m, const uint8_t **key,
 	struct ct *ct = ct_of(c);
 	struct dmt_luks2_segment seg;
 	size_t len;
+	int err = dmt_luks2_get_segment(ct->luks, &seg);
 
-	dmt_luks2_get_segment(ct->luks, &seg);
+	if (err)
+		return err;
 	*key = dmt_luks2_volume_key(ct->luks, &len);
 	memset(m, 0, sizeof(*m));
 	m->cipher = seg.cipher;
@@ -108,7 +118,9 @@ static int mapped_bytes(struct cli *c, const struct ct_map *m, bool fixed,
 	}
 	*bytes = (size - m->offset) / m->sector_size * m->sector_size;
 	if (fixed) {
-		dmt_luks2_get_segment(ct->luks, &seg);
+		err = dmt_luks2_get_segment(ct->luks, &seg);
+		if (err)
+			return err;
 		if (seg.size > *bytes) {
 			tool_err("%s: the segment needs %" PRIu64 " bytes after the data offset, the image has %" PRIu64,
 				 ct->image, seg.size, *bytes);

@@ -54,10 +54,34 @@ static bool luks2_text(const struct dmt_reason *r, char *buf, size_t size)
 			 !strcmp(r->field, "size") ? "the file is too short" :
 			 !strcmp(r->field, "checksum") ? "checksum mismatch in both copies" :
 			 r->field);
-		if (r->field && strcmp(r->field, "magic") &&
-		    strcmp(r->field, "size") && strcmp(r->field, "checksum"))
+		if (r->field && (!strcmp(r->field, "version") ||
+				 !strcmp(r->field, "hdr_size") ||
+				 !strcmp(r->field, "hdr_offset")))
 			snprintf(buf, size, "no valid LUKS2 header (bad %s)",
 				 r->field);
+		return true;
+	case DMT_REASON_LUKS2_LAYOUT:
+		snprintf(buf, size, "the LUKS2 header is valid, but not a layout crypt-tool reads: %s",
+			 r->field ? r->field : "?");
+		if (r->field && !strcmp(r->field, "requirements"))
+			snprintf(buf, size, "the LUKS2 header has the mandatory requirement '%s' (a reencryption in progress, or a feature crypt-tool does not know); finish it with cryptsetup first",
+				 r->name ? r->name : "?");
+		else if (r->field && !strcmp(r->field, "segments"))
+			snprintf(buf, size, "the LUKS2 header has %" PRIu64 " data segments; crypt-tool reads a header with one",
+				 r->value);
+		else if (r->field && !strcmp(r->field, "segment 0 type"))
+			snprintf(buf, size, "the LUKS2 data segment is of type '%s', not crypt",
+				 r->name ? r->name : "?");
+		else if (r->field && !strcmp(r->field, "segment 0 sector_size"))
+			snprintf(buf, size, "the LUKS2 data segment's sector size %" PRIu64 " is not one dm-crypt takes (512..4096, a power of 2)",
+				 r->value);
+		else if (r->field && !strcmp(r->field, "segment 0 size"))
+			snprintf(buf, size, "the LUKS2 data segment's size %" PRIu64 " reaches past the largest offset",
+				 r->value);
+		return true;
+	case DMT_REASON_LUKS2_INVALID:
+		snprintf(buf, size, "the LUKS2 metadata to write would not be valid (%s)",
+			 r->field ? r->field : "?");
 		return true;
 	case DMT_REASON_LUKS2_JSON_SIZE:
 		snprintf(buf, size, "the LUKS2 metadata (%" PRIu64
@@ -128,5 +152,5 @@ void ct_print_why(const struct cli *c, const struct dmt_reason *r, int err,
 		why.path = path;
 	cli_reason_err_errno(c, &why, err == -EINVAL || err == -EPERM ||
 				      err == -EMEDIUMTYPE || err == -ENODATA ||
-				      err == -ENOSPC ? 0 : err);
+				      err == -ENOSPC || err == -ENOTSUP ? 0 : err);
 }
