@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <dmt/fsverity.h>
+#include <dmt/io.h>
 #include <dmt/reason.h>
 #include <dmt/sign.h>
 
@@ -71,10 +72,11 @@ struct fvt_list {
 	size_t nkept, kept_cap;
 };
 
-/* A file written under a temporary name and renamed when complete. */
+/* An output (tools/common/outfile.h), written in order from pos or, the
+ * tree, at offsets. */
 struct fvt_out {
-	char *path, *tmp;
-	int fd;
+	struct dmt_file f;
+	uint64_t pos;
 };
 
 /* What the commands share (c->priv). */
@@ -149,11 +151,14 @@ void fvt_entry_error(struct cli *c, const struct fvt_entry *e);
 const struct fvt_entry *fvt_origin(const struct fvt *f,
 				   const struct fvt_entry *e);
 
-/* out.c */
-int fvt_out_open(struct fvt_out *o, const char *path);
+/* out.c: seek for an output written out of order (a Merkle tree);
+ * errors are printed with the path. */
+void fvt_out_init(struct fvt_out *o);
+bool fvt_out_is_open(const struct fvt_out *o);
+int fvt_out_open(struct fvt_out *o, const char *path, bool seek);
+int fvt_out_write(struct fvt_out *o, const void *buf, size_t len);
 int fvt_out_commit(struct fvt_out *o);
 void fvt_out_abort(struct fvt_out *o);
-int fvt_write_all(int fd, const void *buf, size_t len);
 /* DIR/rel + suffix, with the directories in between created. */
 int fvt_out_dir_path(const char *dir, const char *rel, const char *suffix,
 		     char **out);

@@ -257,7 +257,8 @@ int fvt_run_push(struct cli *c)
 		if (f->out_dir_meta) {
 			fvt_out_dir_callbacks(c, e);
 			file.metadata_callbacks = &e->cb;
-		} else if (f->tree_out.fd >= 0 || f->desc_out.fd >= 0) {
+		} else if (fvt_out_is_open(&f->tree_out) ||
+			   fvt_out_is_open(&f->desc_out)) {
 			file.metadata_callbacks = &f->joint_cb;
 		}
 		err = dmt_fsverity_batch_add(f->batch, &file);

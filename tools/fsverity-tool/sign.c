@@ -120,13 +120,10 @@ static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
 static int write_sig(const char *path, const uint8_t *sig, size_t len)
 {
 	struct fvt_out o;
-	int err = fvt_out_open(&o, path);
+	int err = fvt_out_open(&o, path, false);
 
-	if (!err) {
-		err = fvt_write_all(o.fd, sig, len);
-		if (err)
-			tool_err_errno(path, "cannot write", err);
-	}
+	if (!err)
+		err = fvt_out_write(&o, sig, len);
 	if (!err)
 		return fvt_out_commit(&o);
 	fvt_out_abort(&o);
@@ -156,11 +153,9 @@ static int manifest_line(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 		s = json_object_to_json_string_ext(
 			j, JSON_C_TO_STRING_PLAIN |
 				   JSON_C_TO_STRING_NOSLASHESCAPE);
-		err = fvt_write_all(f->manifest.fd, s, strlen(s));
+		err = fvt_out_write(&f->manifest, s, strlen(s));
 		if (!err)
-			err = fvt_write_all(f->manifest.fd, "\n", 1);
-		if (err)
-			tool_err_errno(f->manifest.path, "cannot write", err);
+			err = fvt_out_write(&f->manifest, "\n", 1);
 	}
 	free(b64);
 	json_object_put(j);
@@ -184,7 +179,7 @@ static int sign_output(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 		if (!err)
 			err = write_sig(path, sig, len);
 	}
-	if (!err && f->manifest.fd >= 0)
+	if (!err && fvt_out_is_open(&f->manifest))
 		err = manifest_line(c, e, sig, len);
 	fvt_hex(o->digest.digest, o->digest.digest_size, hex);
 	if (!err && c->json) {
@@ -415,7 +410,7 @@ int fvt_cmd_sign(struct cli *c)
 	if (!err)
 		err = fvt_joint_outputs(c);
 	if (!err && cli_given(c, O_MANIFEST))
-		err = fvt_out_open(&f->manifest, cli_str(c, O_MANIFEST));
+		err = fvt_out_open(&f->manifest, cli_str(c, O_MANIFEST), false);
 	if (err)
 		return err;
 	if (f->sigfile) {

@@ -151,7 +151,9 @@ static int prepare(struct cli *c)
 {
 	struct fvt *f = fvt_of(c);
 
-	f->tree_out.fd = f->desc_out.fd = f->manifest.fd = -1;
+	fvt_out_init(&f->tree_out);
+	fvt_out_init(&f->desc_out);
+	fvt_out_init(&f->manifest);
 	f->first_err = 0;
 	return fvt_params(c);
 }
