@@ -157,7 +157,11 @@ const char *cli_field_option(const struct cli_tool *t, const char *field);
 struct json_object;
 void cli_json_print(struct cli *c, struct json_object *j);
 void cli_json_add_u64(struct json_object *j, const char *k, uint64_t v);
+/* Every string of every JSON output: v as it is when it is valid UTF-8,
+ * else with U+FFFD for each invalid byte plus "<k>_b64", the exact bytes
+ * in base64 (v NULL: null). */
 void cli_json_add_str(struct json_object *j, const char *k, const char *v);
+bool cli_utf8_valid(const char *s);
 void cli_json_add_bool(struct json_object *j, const char *k, bool v);
 /* {"error": {"message": ..., "exit_code": N[, "reason": ..., "field":
  * ...]}} for a failure (the first error message of the run). */
