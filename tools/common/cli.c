@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dmt/io.h>
 
@@ -389,6 +390,8 @@ static void finish(struct cli *c, bool json_wanted, int rc)
 	if (code && json_wanted && !c->json_printed)
 		cli_json_print(c, cli_json_error(c->tool, tool_first_error(),
 						 code, cli_last_reason()));
+	if (tool_verbosity > 0)
+		tool_progress_clear(STDERR_FILENO);
 	if (tool_verbosity > 0 && c->cmd >= 0 && rc < 0)
 		fprintf(stderr, "Command failed with code %d (%s).\n", rc,
 			dmt_strerror(rc));

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Length of the valid UTF-8 sequence at s (RFC 3629: no overlong forms,
  * no surrogates, at most U+10FFFF), 0 when there is none. */
@@ -140,6 +141,7 @@ void cli_json_add_bool(struct json_object *j, const char *k, bool v)
 
 void cli_json_print(struct cli *c, struct json_object *j)
 {
+	tool_progress_clear(STDOUT_FILENO);
 	printf("%s\n", json_object_to_json_string_ext(
 			       j, JSON_C_TO_STRING_PRETTY |
 					  JSON_C_TO_STRING_NOSLASHESCAPE));

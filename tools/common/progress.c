@@ -40,6 +40,18 @@ bool tool_interrupted(void)
 
 /* ---- progress (cryptsetup's shapes, on stderr) ---- */
 
+/* A line redrawn with '\r' is on the terminal, without its newline. */
+static bool line_shown;
+
+void tool_progress_clear(int fd)
+{
+	if (!line_shown || (fd != STDERR_FILENO && !isatty(fd)))
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	line_shown = false;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -138,6 +150,7 @@ static void progress_print(struct tool_progress *p, uint64_t done,
 		total ? 100.0 * (double)done / (double)total : 100.0, etabuf,
 		dv, du, p->verb, sv, su, p->frequency ? "\n" : "");
 	p->printed = true;
+	line_shown = !p->frequency;
 }
 
 int tool_progress_cb(void *ctx, uint64_t done, uint64_t total)
@@ -172,7 +185,7 @@ void tool_progress_finish(struct tool_progress *p, bool ok)
 	if (!p->printed && p->frequency == 0)
 		return;	/* finished before the first redraw: stay quiet */
 	if (!p->frequency)
-		fputs("\r\033[2K", stderr);
+		tool_progress_clear(STDERR_FILENO);
 	if (!ok) {
 		fputs(interrupted ? "Interrupted.\n" : "", stderr);
 		return;

@@ -97,12 +97,7 @@ void fvt_entry_error(struct cli *c, const struct fvt_entry *e)
 		cli_json_add_u64(err, "exit_code",
 				 (uint64_t)fvt_entry_exit(src));
 		json_object_object_add(j, "error", err);
-		printf("%s\n",
-		       json_object_to_json_string_ext(
-			       j, JSON_C_TO_STRING_PLAIN |
-					  JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(j);
-		c->json_printed = true;
+		fvt_json_line(c, j);
 	}
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -190,6 +191,7 @@ static int sign_output(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 		free(b64);
 		fvt_json_line(c, j);
 	} else if (!err) {
+		tool_progress_clear(STDOUT_FILENO);
 		printf("Signed file '%s' (%s:%s)\n", e->path,
 		       dmt_fsverity_hash_alg_name(o->digest.digest_algorithm),
 		       hex);
