@@ -326,7 +326,8 @@ int json_build(const struct vt *c, const struct dmt_verity_result *res)
 	    asprintf(&dm, "dm-mod.create=\"vroot,,,ro,%s\"", table) < 0)
 		dm = NULL;
 	if (table && !dm_mod_ok(c))
-		cli_json_add_str(o, "dm_mod_create_note", "a path holds ',', ';' or '\"', which "
+		cli_json_add_str(o, "dm_mod_create_note",
+				 "a path holds ',', ';' or '\"', which "
 				 "dm-mod.create cannot carry");
 	cli_json_add_str(o, "table", table);
 	cli_json_add_str(o, "dm_mod_create", dm);
