@@ -52,6 +52,7 @@ enum cli_type {
 
 enum {
 	CLI_HIDDEN = 1 << 0,	/* accepted, not listed in --help */
+	CLI_ONCE = 1 << 1,	/* given twice: refused (not "the last wins") */
 };
 
 struct cli_option {
@@ -117,6 +118,9 @@ struct cli_tool {
 			    char *buf, size_t size);
 	size_t priv_size;		/* bytes of c->priv (zeroed) */
 	void (*cleanup)(struct cli *c);	/* frees what priv holds */
+	/* the exit code of the run, mapped (a compatibility mode: another
+	 * program's codes); also the --json error's.  May be NULL. */
+	int (*exit_status)(const struct cli *c, int code);
 };
 
 /* Parses, checks, runs the command; returns the process exit code. */
@@ -131,6 +135,9 @@ struct cli {
 	const char **args;		/* positional arguments after it */
 	int nargs;
 	bool json;			/* --json given and accepted */
+	/* the failure is one of the command line itself (what the framework
+	 * refuses; a tool sets it for its own such checks) */
+	bool usage_error;
 	bool json_printed;		/* a result object reached stdout */
 	bool batch;			/* --batch-mode or -q */
 	int progress_frequency;

@@ -32,6 +32,9 @@ enum fvt_opt {
 };
 
 extern const struct cli_tool fsverity_tool;
+/* Invoked as "fsverity": fsverity-utils 1.5's exit codes and first-error
+ * stop (main.c; the man page's COMPATIBILITY section). */
+extern bool fvt_fsverity_mode;
 
 /* One path of the run, in output order. */
 struct fvt_entry {
@@ -132,6 +135,10 @@ void fvt_list_free(struct fvt_list *l);
 /* "is a directory" / "FIFO", ...: the entry's error for a path of mode
  * that is no regular file (the listing's and the library's alike). */
 void fvt_not_regular(struct fvt_entry *e, mode_t mode);
+/* An entry's why for a character device named as FILE: digested as
+ * fsverity-utils digests it, with the size stat gives it (0), so as an
+ * empty file, never read. */
+extern const char fvt_char_device[];
 
 /* run.c: digests every listed file; emit() per entry in order.  Returns
  * 0 or the exit code of the first failure.  fvt_run() is begin, push and

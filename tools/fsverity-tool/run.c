@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <dmt/io.h>
 
@@ -18,6 +19,27 @@
 
 /* done() asks the batch to stop (--stop-on-error). */
 #define STOPPED (-ECANCELED)
+
+const char fvt_char_device[] = "character device";
+
+/* A character device's bytes: none (its stat size is 0). */
+static int read_nothing(void *ctx, void *buf, size_t count)
+{
+	(void)ctx;
+	(void)buf;
+	return count ? -EIO : 0;
+}
+
+/* The digest of an empty file with the run's parameters. */
+static int empty_digest(struct fvt *f, struct dmt_fsverity_digest *d)
+{
+	struct dmt_fsverity_params p = f->p;
+	struct dmt_reason r = {0};
+
+	p.file_size = 0;
+	p.metadata_callbacks = NULL;
+	return dmt_fsverity_compute_digest(NULL, read_nothing, &p, d, &r);
+}
 
 struct fvt_entry *fvt_entry_at(struct fvt *f, size_t i)
 {
@@ -162,8 +184,15 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 	e->done = true;
 	e->nlink = res->nlink;
 	e->err = res->err;
+	e->why = NULL; /* a character device's mark (fvt_run_push) */
 	if (res->err && unstated &&
-	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR) {
+	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR &&
+	    S_ISCHR((mode_t)res->reason.value) && !empty_digest(f, &e->digest)) {
+		/* unstated, so no metadata outputs (fvt_plan) */
+		e->err = 0;
+		e->size = 0;
+	} else if (res->err && unstated &&
+		   res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR) {
 		/* what the listing would have said with a stat */
 		fvt_not_regular(e, (mode_t)res->reason.value);
 	} else if (res->err) {
@@ -249,6 +278,11 @@ int fvt_run_push(struct cli *c)
 
 		if (e->done || e->alias >= 0)
 			continue;
+		if (e->why == fvt_char_device) { /* as fsverity: 0 bytes */
+			file.path = NULL;
+			file.read_fn = read_nothing;
+			file.size = 0;
+		}
 		if (f->out_dir_meta) {
 			fvt_out_dir_callbacks(c, e);
 			file.metadata_callbacks = &e->cb;
@@ -280,7 +314,8 @@ int fvt_run_begin(struct cli *c)
 	struct dmt_reason r = {0};
 	int err;
 
-	f->stop_on_error = cli_given(c, O_STOP_ON_ERROR);
+	/* fsverity stops at the first file that fails */
+	f->stop_on_error = cli_given(c, O_STOP_ON_ERROR) || fvt_fsverity_mode;
 	f->queued = 0;
 	err = dmt_fsverity_batch_new(&bp, &f->batch, &r);
 	if (err)

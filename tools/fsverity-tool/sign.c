@@ -362,6 +362,7 @@ static int sign_form(struct cli *c, int *nfiles)
 		      cli_given(c, O_FILES_FROM))) {
 		tool_err("sign: FILE SIGFILE, or many files with --out-dir DIR "
 			 "and/or --manifest FILE (see --help)");
+		c->usage_error = true;
 		return -EINVAL;
 	}
 	if (!key_of(c)) {
