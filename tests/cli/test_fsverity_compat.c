@@ -214,6 +214,12 @@ Test(fsverity_compat, own_name_codes_and_refusals, .init = setup,
 	cr_expect_eq(sh(&ours, "$FVT digest null f 2>e"), 0);
 	cr_assert_eq(sh(&theirs, "fsverity digest null f"), 0);
 	cr_expect_str_eq(ours, theirs);
+	/* listed with stat (progress needs the sizes): the same */
+	cr_expect_eq(sh(NULL,
+			"$FVT digest --progress-frequency 60 "
+			"--out-descriptor B.d null f 2>e && fsverity digest "
+			"--out-descriptor A.d null f && cmp A.d B.d"),
+		     0);
 	cr_expect(th_is_null_node(null));
 	free(null);
 	free(ours);

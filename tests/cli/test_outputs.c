@@ -391,6 +391,18 @@ Test(outputs, verity_root_hash_and_signature_streams, .init = setup,
 	must(rc, err, "signature on a null device");
 	cr_expect(th_is_null_node(p("null")));
 	free(err);
+	/* build's own signature output, and FEC onto a null device */
+	rc = into_fifo("$VT build --seed s --sign-key key.pem --sign-cert "
+		       "cert.pem --root-hash-signature fifo data h3",
+		       0, &count, hex, &err);
+	cr_expect_eq(rc, 0, "build's signature on a FIFO: exit %d: %s", rc,
+		     err);
+	cr_expect_eq(count, len);
+	free(err);
+	rc = sh(NULL, &err, "$VT build --fec-device null data h4");
+	must(rc, err, "FEC onto a null device");
+	cr_expect(th_is_null_node(p("null")));
+	free(err);
 }
 
 /* ---- integrity-tool ---- */
@@ -476,6 +488,24 @@ Test(outputs, fsverity_outputs, .init = setup, .fini = teardown)
 	cr_expect(!strncmp(out, want, 64), "%s", out);
 	cr_expect(is_link_to(p("stdout"), "/proc/self/fd/1"));
 	free(out);
+	free(err);
+
+	/* --out-dir: each file's outputs by the same rule */
+	cr_assert_eq(mkdir(p("od"), 0700), 0);
+	th_mknull(p("od/file.merkle_tree"));
+	th_mkfifo(p("od/file.descriptor"));
+	{
+		struct th_reader r;
+
+		th_reader_start(&r, p("od/file.descriptor"), 0);
+		rc = sh(NULL, &err, "timeout 60 $FVT digest --out-dir od file");
+		th_reader_finish(&r, &count, hex);
+	}
+	cr_expect_eq(rc, 0, "--out-dir onto a node and a FIFO: %s", err);
+	cr_expect_eq(count, 256);
+	cr_expect_str_eq(hex, want);
+	cr_expect(th_is_null_node(p("od/file.merkle_tree")));
+	cr_expect(is_fifo(p("od/file.descriptor")));
 	free(err);
 
 	/* sign: SIGFILE and --manifest as streams, a link's target */

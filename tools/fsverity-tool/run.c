@@ -30,15 +30,32 @@ static int read_nothing(void *ctx, void *buf, size_t count)
 	return count ? -EIO : 0;
 }
 
-/* The digest of an empty file with the run's parameters. */
-static int empty_digest(struct fvt *f, struct dmt_fsverity_digest *d)
+/* The metadata callbacks of an entry (fvt_run_push), or NULL. */
+static const struct dmt_fsverity_metadata_callbacks *
+entry_callbacks(struct fvt *f, struct fvt_entry *e)
+{
+	if (f->out_dir_meta)
+		return &e->cb;
+	if (fvt_out_is_open(&f->tree_out) || fvt_out_is_open(&f->desc_out))
+		return &f->joint_cb;
+	return NULL;
+}
+
+/*
+ * An unstated character device the batch refused (not regular), in its
+ * done(): digested here as an empty file, its metadata written through
+ * its callbacks.  The batch calls every file's callbacks and done() in
+ * submission order, so the outputs keep fsverity's order.
+ */
+static int empty_digest(struct fvt *f, struct fvt_entry *e)
 {
 	struct dmt_fsverity_params p = f->p;
 	struct dmt_reason r = {0};
 
 	p.file_size = 0;
-	p.metadata_callbacks = NULL;
-	return dmt_fsverity_compute_digest(NULL, read_nothing, &p, d, &r);
+	p.metadata_callbacks = entry_callbacks(f, e);
+	return dmt_fsverity_compute_digest(NULL, read_nothing, &p, &e->digest,
+					   &r);
 }
 
 struct fvt_entry *fvt_entry_at(struct fvt *f, size_t i)
@@ -187,8 +204,7 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 	e->why = NULL; /* a character device's mark (fvt_run_push) */
 	if (res->err && unstated &&
 	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR &&
-	    S_ISCHR((mode_t)res->reason.value) && !empty_digest(f, &e->digest)) {
-		/* unstated, so no metadata outputs (fvt_plan) */
+	    S_ISCHR((mode_t)res->reason.value) && !empty_digest(f, e)) {
 		e->err = 0;
 		e->size = 0;
 	} else if (res->err && unstated &&

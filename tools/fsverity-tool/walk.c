@@ -628,12 +628,10 @@ void fvt_plan(struct cli *c)
 	if (f->planned)
 		return;
 	f->planned = true;
-	/* progress from the listing on; its total needs every size (and
-	 * metadata outputs a character device's type before it is queued) */
+	/* progress from the listing on; its total needs every size */
 	tool_progress_init(&f->progress, c->nargs ? c->args[0] : "-", "hashed",
 			   c->progress_frequency, c->progress_json);
-	f->defer_stat = !f->progress.enabled && !cli_given(c, O_OUT_TREE) &&
-			!cli_given(c, O_OUT_DESC) && !cli_given(c, O_OUT_DIR);
+	f->defer_stat = !f->progress.enabled;
 }
 
 int fvt_collect(struct cli *c, const char *const *args, int nargs)
