@@ -317,34 +317,13 @@ int dmt_pread_full(struct dmt_file *f, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* A stream: the bytes in order, write() instead of pwrite(). */
-static int stream_write(struct dmt_file *f, const uint8_t *p, size_t len,
-			uint64_t off, int fault)
+/* A stream takes its bytes in order, by write(); anything else by
+ * pwrite() at off. */
+static ssize_t put(struct dmt_file *f, const void *p, size_t len,
+		   uint64_t off)
 {
-	if (off != f->stream_pos)
-		return -ESPIPE;
-	if (fault == 1) {	/* a full disk: half, then no progress */
-		ssize_t n = len > 1 ? write(f->fd, p, len / 2) : 0;
-
-		if (n > 0)
-			f->stream_pos += (uint64_t)n;
-		return n < 0 ? -errno : -ENOSPC;
-	}
-	while (len) {
-		ssize_t n = write(f->fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -ENOSPC;
-		p += n;
-		len -= (size_t)n;
-		f->stream_pos += (uint64_t)n;
-	}
-	return 0;
+	return f->is_stream ? write(f->fd, p, len)
+			    : pwrite(f->fd, p, len, (off_t)off);
 }
 
 int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
@@ -355,13 +334,16 @@ int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 
 	if (err < 0)
 		return err;
-	if (f->is_stream)
-		return stream_write(f, p, len, off, err);
+	if (f->is_stream && off != f->stream_pos)
+		return -ESPIPE;
 	if (err == 1) {
 		/* A short write that makes no progress after the first
 		 * chunk: what a full disk looks like to pwrite(). */
-		if (len > 1 && pwrite(f->fd, p, len / 2, (off_t)off) < 0)
+		ssize_t n = len > 1 ? put(f, p, len / 2, off) : 0;
+
+		if (n < 0)
 			return -errno;
+		f->stream_pos += f->is_stream ? (uint64_t)n : 0;
 		return -ENOSPC;
 	}
 	if (f->has_direct) {
@@ -374,7 +356,7 @@ int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 		off += done;
 	}
 	while (len) {
-		ssize_t n = pwrite(f->fd, p, len, (off_t)off);
+		ssize_t n = put(f, p, len, off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -386,6 +368,7 @@ int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
+		f->stream_pos += f->is_stream ? (uint64_t)n : 0;
 	}
 	return 0;
 }
