@@ -67,6 +67,12 @@ int dmt_file_chmod(struct dmt_file *f, mode_t mode);
 int dmt_file_truncate(struct dmt_file *f, uint64_t size);
 /* Renames a DMT_OPEN_NEW_TMP file into place (fsync first). */
 int dmt_file_commit(struct dmt_file *f);
+/* Renames many DMT_OPEN_NEW_TMP files into place after one sync of each
+ * file system they are on (syncfs: one cache flush for all of them, where
+ * an fsync each flushes once per file).  0, or the first error with
+ * *failed its index (the files from there on keep their temporary). */
+int dmt_file_commit_many(struct dmt_file *const *files, size_t n,
+			 size_t *failed);
 /* Closes; an uncommitted temporary file is unlinked. */
 void dmt_file_close(struct dmt_file *f);
 /* Size in bytes of a regular file or block device. */

@@ -155,6 +155,48 @@ int dmt_file_commit(struct dmt_file *f)
 	return 0;
 }
 
+/* syncfs of the file system of files[i], unless an earlier one shares it. */
+static int sync_fs_once(struct dmt_file *const *files, size_t i)
+{
+	struct stat st, other;
+	int err;
+
+	if (fstat(files[i]->fd, &st) < 0)
+		return -errno;
+	for (size_t k = 0; k < i; k++)
+		if (files[k]->tmp_path && fstat(files[k]->fd, &other) == 0 &&
+		    other.st_dev == st.st_dev)
+			return 0;
+	err = dmt_io_fault_check(files[i]->path, DMT_IO_SYNC);
+	if (err < 0)
+		return err;
+	return syncfs(files[i]->fd) < 0 ? -errno : 0;
+}
+
+int dmt_file_commit_many(struct dmt_file *const *files, size_t n,
+			 size_t *failed)
+{
+	int err = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (files[i]->tmp_path && (err = sync_fs_once(files, i)))
+			goto out;
+	for (i = 0; i < n; i++) {
+		if (!files[i]->tmp_path)
+			continue;
+		if (rename(files[i]->tmp_path, files[i]->path) < 0) {
+			err = -errno;
+			goto out;
+		}
+		free(files[i]->tmp_path);
+		files[i]->tmp_path = NULL;
+	}
+out:
+	*failed = err ? i : n;
+	return err;
+}
+
 /* O_DIRECT needs offsets, lengths and buffers aligned to the device's
  * logical block: 512 almost everywhere; where the device wants more, the
  * kernel refuses (EINVAL) and the page cache takes the transfer. */

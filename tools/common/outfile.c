@@ -27,20 +27,34 @@
 
 /* ---- stale temporaries ---- */
 
-/* "<base>.tmp" and the six characters mkstemp fills in. */
-static bool tmp_name_of(const char *name, const char *base)
+/* The six characters mkstemp fills in. */
+static bool mkstemp_chars(const char *x)
 {
-	size_t n = strlen(base);
-	const char *x = name + n + 4;
-
-	if (strncmp(name, base, n) || strncmp(name + n, ".tmp", 4) ||
-	    strlen(x) != 6)
+	if (strlen(x) != 6)
 		return false;
 	for (; *x; x++)
 		if (!((*x >= 'a' && *x <= 'z') || (*x >= 'A' && *x <= 'Z') ||
 		      (*x >= '0' && *x <= '9')))
 			return false;
 	return true;
+}
+
+/* "<base>.tmpXXXXXX" exactly. */
+static bool tmp_name_of(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+
+	return !strncmp(name, base, n) && !strncmp(name + n, ".tmp", 4) &&
+	       mkstemp_chars(name + n + 4);
+}
+
+/* Any "<something>.tmpXXXXXX". */
+static bool tmp_shaped(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 10 && !strncmp(name + n - 10, ".tmp", 4) &&
+	       mkstemp_chars(name + n - 6);
 }
 
 static bool same_inode(const struct stat *a, const struct stat *b)
@@ -83,29 +97,68 @@ static void clear_one(int dfd, const char *dir, const char *name)
 	close(fd);
 }
 
+/*
+ * The temporary-shaped names of the last directory read: a run writing
+ * many outputs into one directory (--out-dir) reads it once, not once per
+ * output.  A temporary made after that read is no earlier run's leftover.
+ */
+static struct {
+	char *dir;
+	char **names;
+	size_t n;
+} seen;
+
+static void read_dir(const char *dir)
+{
+	DIR *d = opendir(*dir ? dir : "/");
+	struct dirent *de;
+
+	while (seen.n)
+		free(seen.names[--seen.n]);
+	free(seen.dir);
+	seen.dir = strdup(dir);
+	while (d && seen.dir && (de = readdir(d))) {
+		char **v;
+
+		if (!tmp_shaped(de->d_name))
+			continue;
+		v = realloc(seen.names, (seen.n + 1) * sizeof(*v));
+		if (!v)
+			break;
+		seen.names = v;
+		seen.names[seen.n] = strdup(de->d_name);
+		seen.n += seen.names[seen.n] != NULL;
+	}
+	if (d)
+		closedir(d);
+}
+
 void tool_out_clear_stale(const char *target)
 {
 	const char *slash = strrchr(target, '/');
 	char *dir =
 		slash ? strndup(target, (size_t)(slash - target)) : strdup(".");
 	const char *base = slash ? slash + 1 : target;
-	struct dirent *de;
-	DIR *d = NULL;
-	int dfd;
+	int dfd = -1;
 
 	if (!dir || !*base)
 		goto out;
-	dfd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
+	if (!seen.dir || strcmp(seen.dir, dir))
+		read_dir(dir);
+	for (size_t i = 0; i < seen.n; i++) {
+		if (!tmp_name_of(seen.names[i], base))
+			continue;
+		if (dfd < 0)
+			dfd = open(*dir ? dir : "/",
+				   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0)
-			close(dfd);
-		goto out;
+			clear_one(dfd, dir, seen.names[i]);
+		/* looked at once */
+		free(seen.names[i]);
+		seen.names[i--] = seen.names[--seen.n];
 	}
-	while ((de = readdir(d)))
-		if (tmp_name_of(de->d_name, base))
-			clear_one(dfd, *dir ? dir : "", de->d_name);
-	closedir(d);
+	if (dfd >= 0)
+		close(dfd);
 out:
 	free(dir);
 }

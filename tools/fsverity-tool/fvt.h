@@ -166,6 +166,10 @@ int fvt_out_open(struct fvt_out *o, const char *path, bool seek);
 int fvt_out_write(struct fvt_out *o, const void *buf, size_t len);
 int fvt_out_commit(struct fvt_out *o);
 void fvt_out_abort(struct fvt_out *o);
+/* A complete output of one of many files: synced and renamed with the
+ * next group (fvt_out_flush: every pending one; the first error). */
+int fvt_out_commit_later(struct fvt_out *o);
+int fvt_out_flush(void);
 /* DIR/rel + suffix, with the directories in between created. */
 int fvt_out_dir_path(const char *dir, const char *rel, const char *suffix,
 		     char **out);

@@ -81,6 +81,45 @@ void fvt_out_abort(struct fvt_out *o)
 	dmt_file_close(&o->f);
 }
 
+/*
+ * Complete outputs of many files (--out-dir) are synced and renamed in
+ * groups: writeback starts as each one is done, then one syncfs flushes
+ * the group and each is renamed; an fsync each would flush the disk's
+ * cache once per file (2000 small files: 13 s became 55-90 s here).
+ */
+#define PENDING_MAX 64
+
+static struct fvt_out pending[PENDING_MAX];
+static size_t n_pending;
+
+int fvt_out_flush(void)
+{
+	struct dmt_file *files[PENDING_MAX];
+	size_t failed;
+	int err;
+
+	for (size_t i = 0; i < n_pending; i++)
+		files[i] = &pending[i].f;
+	err = dmt_file_commit_many(files, n_pending, &failed);
+	if (err)
+		tool_err_errno(dmt_file_path(files[failed]), "cannot write",
+			       err);
+	for (size_t i = 0; i < n_pending; i++)
+		fvt_out_abort(&pending[i]); /* closed; a failed one removed */
+	n_pending = 0;
+	return err;
+}
+
+int fvt_out_commit_later(struct fvt_out *o)
+{
+	if (!fvt_out_is_open(o))
+		return 0;
+	dmt_file_start_writeback(&o->f, 0, (uint64_t)INT64_MAX);
+	pending[n_pending++] = *o;
+	fvt_out_init(o);
+	return n_pending == PENDING_MAX ? fvt_out_flush() : 0;
+}
+
 /* mkdir -p of every directory of path below dir. */
 static int make_parents(const char *dir, char *path)
 {
@@ -197,9 +236,9 @@ int fvt_out_dir_finish(struct cli *c, struct fvt_entry *e, bool ok)
 	if (!cur_ready)
 		return 0;
 	if (ok) {
-		err = fvt_out_commit(&cur_tree);
+		err = fvt_out_commit_later(&cur_tree);
 		if (!err)
-			err = fvt_out_commit(&cur_desc);
+			err = fvt_out_commit_later(&cur_desc);
 	}
 	fvt_out_abort(&cur_tree);
 	fvt_out_abort(&cur_desc);

@@ -342,6 +342,7 @@ int fvt_run_begin(struct cli *c)
 int fvt_run_end(struct cli *c, int err)
 {
 	struct fvt *f = fvt_of(c);
+	int ferr;
 
 	if (!err)
 		err = fvt_run_push(c);
@@ -352,6 +353,10 @@ int fvt_run_end(struct cli *c, int err)
 	dmt_fsverity_batch_free(f->batch);
 	f->batch = NULL;
 	fvt_out_dir_finish(c, NULL, false); /* a file cut short */
+	/* the finished files' outputs stay, whatever happened after them */
+	ferr = fvt_out_flush();
+	if (ferr && !f->first_err)
+		f->first_err = tool_exit_code(ferr);
 	tool_progress_finish(&f->progress, !err && !f->first_err);
 	if (err == STOPPED)
 		err = 0;

@@ -118,7 +118,9 @@ static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
 	return 0;
 }
 
-static int write_sig(const char *path, const uint8_t *sig, size_t len)
+/* SIGFILE now; the --out-dir ones with their group (later). */
+static int write_sig(const char *path, const uint8_t *sig, size_t len,
+		     bool later)
 {
 	struct fvt_out o;
 	int err = fvt_out_open(&o, path, false);
@@ -126,7 +128,7 @@ static int write_sig(const char *path, const uint8_t *sig, size_t len)
 	if (!err)
 		err = fvt_out_write(&o, sig, len);
 	if (!err)
-		return fvt_out_commit(&o);
+		return later ? fvt_out_commit_later(&o) : fvt_out_commit(&o);
 	fvt_out_abort(&o);
 	return err;
 }
@@ -173,12 +175,12 @@ static int sign_output(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 	int err = 0;
 
 	if (f->sigfile)
-		err = write_sig(f->sigfile, sig, len);
+		err = write_sig(f->sigfile, sig, len, false);
 	if (!err && cli_given(c, O_OUT_DIR)) {
 		err = fvt_out_dir_path(cli_str(c, O_OUT_DIR), e->rel, ".sig",
 				       &path);
 		if (!err)
-			err = write_sig(path, sig, len);
+			err = write_sig(path, sig, len, true);
 	}
 	if (!err && fvt_out_is_open(&f->manifest))
 		err = manifest_line(c, e, sig, len);
@@ -328,8 +330,11 @@ static int sign_bulk(struct cli *c)
 	free(j.signers);
 	free(j.sig);
 	free(j.len);
+	rc = fvt_out_flush(); /* the signatures already written stay */
 	if (err)
 		return err;
+	if (!f->first_err && rc)
+		f->first_err = tool_exit_code(rc);
 	return f->first_err ? f->first_err : fvt_out_commit(&f->manifest);
 }
 
