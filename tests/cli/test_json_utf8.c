@@ -173,6 +173,20 @@ static int run(char **out, char **err, char *const argv[])
 	return th_run(argv, out, err);
 }
 
+/* The one JSON object argv prints (exit want_rc); its stderr in *err. */
+static json_object *json_of(char *const argv[], int want_rc, char **err)
+{
+	char *out;
+	json_object *o;
+	int rc = run(&out, err, argv);
+
+	cr_assert_eq(rc, want_rc, "%s %s: exit %d: %s", argv[0], argv[1], rc,
+		     *err);
+	o = parse_all(out);
+	free(out);
+	return o;
+}
+
 static void make_key(void)
 {
 	cr_assert_eq(th_sh(NULL, NULL,
@@ -327,7 +341,7 @@ Test(json_utf8, verity_build_and_errors, .init = setup, .fini = teardown)
 
 Test(json_utf8, integrity_format_check, .init = setup, .fini = teardown)
 {
-	char *dev = in_dir("i\xff\x02.img", ""), *out, *err;
+	char *dev = in_dir("i\xff\x02.img", ""), *err;
 	char *fmt[] = {(char *)th_tool("integrity-tool"),
 		       "format",
 		       "--json",
@@ -340,17 +354,13 @@ Test(json_utf8, integrity_format_check, .init = setup, .fini = teardown)
 		       dev, NULL};
 	json_object *o;
 
-	cr_assert_eq(run(&out, &err, fmt), 0, "%s", err);
-	o = parse_all(out);
+	o = json_of(fmt, 0, &err);
 	expect_exact(o, "device", dev);
 	json_object_put(o);
-	free(out);
 	free(err);
-	cr_assert_eq(run(&out, &err, chk), 0, "%s", err);
-	o = parse_all(out);
+	o = json_of(chk, 0, &err);
 	expect_exact(o, "device", dev);
 	json_object_put(o);
-	free(out);
 	free(err);
 	free(dev);
 }
@@ -358,7 +368,7 @@ Test(json_utf8, integrity_format_check, .init = setup, .fini = teardown)
 Test(json_utf8, crypt_format_decrypt_progress, .init = setup, .fini = teardown)
 {
 	char *img = in_dir("c\xff\"img", ""), *dec = in_dir("o\xc0\x80ut", "");
-	char *pass = in_dir("pass", ""), *pay = in_dir("pay", ""), *out, *err;
+	char *pass = in_dir("pass", ""), *pay = in_dir("pay", ""), *err;
 	char *fmt[] = {(char *)th_tool("crypt-tool"),
 		       "format",
 		       "--json",
@@ -384,14 +394,11 @@ Test(json_utf8, crypt_format_decrypt_progress, .init = setup, .fini = teardown)
 
 	th_write_file(pass, "json passphrase", 15);
 	th_write_random_file(pay, 1 << 20, 2);
-	cr_assert_eq(run(&out, &err, fmt), 0, "%s", err);
-	o = parse_all(out);
+	o = json_of(fmt, 0, &err);
 	expect_exact(o, "image", img);
 	json_object_put(o);
-	free(out);
 	free(err);
-	cr_assert_eq(run(&out, &err, decrypt), 0, "%s", err);
-	o = parse_all(out);
+	o = json_of(decrypt, 0, &err);
 	expect_exact(o, "image", img);
 	expect_exact(o, "output", dec);
 	json_object_put(o);
@@ -404,7 +411,6 @@ Test(json_utf8, crypt_format_decrypt_progress, .init = setup, .fini = teardown)
 		cr_expect(json_object_object_get_ex(objs[i], "device", &v));
 		json_object_put(objs[i]);
 	}
-	free(out);
 	free(err);
 	free(img);
 	free(dec);
