@@ -112,9 +112,11 @@ int ct_stream(struct cli *c, const struct ct_map *m, const uint8_t *key,
 	      struct dmt_file *in, uint64_t in_off, struct dmt_file *out,
 	      uint64_t out_off, uint64_t bytes, uint64_t first_sector,
 	      bool encrypt);
-/* Opens an output: an existing block device (or with in_place, an
- * existing file) in place and locked, else a new file under a temporary
- * name renamed by dmt_file_commit.  *created says which. */
+/* Opens an output by the rule of every tool (tools/common/outfile.h):
+ * in_place for an image or header (an existing one written in place and
+ * locked, never a stream), else decrypt's output (a regular file
+ * replaced under a temporary name, a FIFO or pipe written as a stream).
+ * *created: a temporary that dmt_file_commit renames. */
 int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
 		   bool *created);
 bool ct_is_luks(struct dmt_file *f);

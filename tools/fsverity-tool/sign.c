@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -117,18 +118,17 @@ static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
 	return 0;
 }
 
-static int write_sig(const char *path, const uint8_t *sig, size_t len)
+/* SIGFILE now; the --out-dir ones with their group (later). */
+static int write_sig(const char *path, const uint8_t *sig, size_t len,
+		     bool later)
 {
 	struct fvt_out o;
-	int err = fvt_out_open(&o, path);
+	int err = fvt_out_open(&o, path, false);
 
-	if (!err) {
-		err = fvt_write_all(o.fd, sig, len);
-		if (err)
-			tool_err_errno(path, "cannot write", err);
-	}
 	if (!err)
-		return fvt_out_commit(&o);
+		err = fvt_out_write(&o, sig, len);
+	if (!err)
+		return later ? fvt_out_commit_later(&o) : fvt_out_commit(&o);
 	fvt_out_abort(&o);
 	return err;
 }
@@ -156,11 +156,9 @@ static int manifest_line(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 		s = json_object_to_json_string_ext(
 			j, JSON_C_TO_STRING_PLAIN |
 				   JSON_C_TO_STRING_NOSLASHESCAPE);
-		err = fvt_write_all(f->manifest.fd, s, strlen(s));
+		err = fvt_out_write(&f->manifest, s, strlen(s));
 		if (!err)
-			err = fvt_write_all(f->manifest.fd, "\n", 1);
-		if (err)
-			tool_err_errno(f->manifest.path, "cannot write", err);
+			err = fvt_out_write(&f->manifest, "\n", 1);
 	}
 	free(b64);
 	json_object_put(j);
@@ -177,14 +175,14 @@ static int sign_output(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 	int err = 0;
 
 	if (f->sigfile)
-		err = write_sig(f->sigfile, sig, len);
+		err = write_sig(f->sigfile, sig, len, false);
 	if (!err && cli_given(c, O_OUT_DIR)) {
 		err = fvt_out_dir_path(cli_str(c, O_OUT_DIR), e->rel, ".sig",
 				       &path);
 		if (!err)
-			err = write_sig(path, sig, len);
+			err = write_sig(path, sig, len, true);
 	}
-	if (!err && f->manifest.fd >= 0)
+	if (!err && fvt_out_is_open(&f->manifest))
 		err = manifest_line(c, e, sig, len);
 	fvt_hex(o->digest.digest, o->digest.digest_size, hex);
 	if (!err && c->json) {
@@ -195,6 +193,7 @@ static int sign_output(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 		free(b64);
 		fvt_json_line(c, j);
 	} else if (!err) {
+		tool_progress_clear(STDOUT_FILENO);
 		printf("Signed file '%s' (%s:%s)\n", e->path,
 		       dmt_fsverity_hash_alg_name(o->digest.digest_algorithm),
 		       hex);
@@ -331,8 +330,11 @@ static int sign_bulk(struct cli *c)
 	free(j.signers);
 	free(j.sig);
 	free(j.len);
+	rc = fvt_out_flush(); /* the signatures already written stay */
 	if (err)
 		return err;
+	if (!f->first_err && rc)
+		f->first_err = tool_exit_code(rc);
 	return f->first_err ? f->first_err : fvt_out_commit(&f->manifest);
 }
 
@@ -365,6 +367,7 @@ static int sign_form(struct cli *c, int *nfiles)
 		      cli_given(c, O_FILES_FROM))) {
 		tool_err("sign: FILE SIGFILE, or many files with --out-dir DIR "
 			 "and/or --manifest FILE (see --help)");
+		c->usage_error = true;
 		return -EINVAL;
 	}
 	if (!key_of(c)) {
@@ -415,7 +418,7 @@ int fvt_cmd_sign(struct cli *c)
 	if (!err)
 		err = fvt_joint_outputs(c);
 	if (!err && cli_given(c, O_MANIFEST))
-		err = fvt_out_open(&f->manifest, cli_str(c, O_MANIFEST));
+		err = fvt_out_open(&f->manifest, cli_str(c, O_MANIFEST), false);
 	if (err)
 		return err;
 	if (f->sigfile) {
