@@ -98,7 +98,7 @@ tools: $(TOOLS)
 # installed before anything is compiled.
 CONFIG_LIB := $(O)/config/lib.cfg
 CONFIG_TEST := $(O)/config/test.cfg
-NOCONFIG_GOALS := clean help deb
+NOCONFIG_GOALS := clean help check-fresh deb
 CHECK_GOALS := check test-build check-valgrind $(TEST_BIN)
 DEPS_STEP := $(if $(filter $(CHECK_GOALS),$(MAKECMDGOALS)),check,build)
 ifneq ($(filter-out $(NOCONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
@@ -179,6 +179,8 @@ help:
 	@echo '                 and libdmt.pc (PREFIX, BINDIR, LIBDIR, INCLUDEDIR, DESTDIR)'
 	@echo '  shared         build libdmt.so (own -fPIC objects) and libdmt.pc'
 	@echo '  check-install  install into a DESTDIR and build a program against it'
+	@echo '  check-fresh    the README quick start on a new Debian 12 root (mmdebstrap),'
+	@echo '                 then the Debian packages built, installed and used there'
 	@echo '  deb            Debian packages (dmt-tools, libdmt0, libdmt-dev) in $$(O)/deb'
 	@echo '  clean          remove build directories'
 	@echo 'Variables: CC, CFLAGS, CPPFLAGS, LDFLAGS, PKG_CONFIG, O=builddir, V=1,'
