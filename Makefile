@@ -101,17 +101,23 @@ CONFIG_TEST := $(O)/config/test.cfg
 NOCONFIG_GOALS := clean help check-fresh deb
 CHECK_GOALS := check test-build check-valgrind $(TEST_BIN)
 DEPS_STEP := $(if $(filter $(CHECK_GOALS),$(MAKECMDGOALS)),check,build)
-ifneq ($(filter-out $(NOCONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
-include $(O)/config.mk
-endif
 CONFIG_ENV = PKG_CONFIG="$(PKG_CONFIG)" CC="$(CC)" CFLAGS="$(CFLAGS)" \
 	CPPFLAGS="$(CPPFLAGS)" WITHOUT_ARGON2="$(WITHOUT_ARGON2)" \
 	VERSION="$(VERSION)" ISA_FEATURES="$(ISA_FEATURES)"
+ifneq ($(filter-out $(NOCONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifeq ($(findstring q,$(firstword -$(MAKEFLAGS))),)
+include $(O)/config.mk
 $(O)/config.mk: FORCE
 	$(Q)mkdir -p $(O)
 	$(Q)$(CONFIG_ENV) sh scripts/deps.sh $(DEPS_STEP)
 	$(Q)$(CONFIG_ENV) sh scripts/configure.sh $(O) $(DEPS_STEP)
-deps: $(O)/config.mk
+else
+# make -q (scripts/cross-check.sh asks it per object) answers from the
+# configuration as it stands
+-include $(O)/config.mk
+endif
+endif
+deps:
 
 # What --version prints: the optional library and the ISA backends built in.
 ISA_FEATURES := $(sort $(foreach f,$(LIB_SRCS),$(if $(findstring /arch/,$(f)),\
