@@ -26,8 +26,10 @@
 # (devices still work, /dev/pts and /dev/shm stay writable).  Afterwards
 # the host's /dev/null, /dev/zero, /dev/urandom and /tmp are checked.
 #
-# Needs root.  Environment: DMT_FRESH_CACHE, DMT_FRESH_TIMEOUT (seconds per
-# step, default 2700), DMT_FRESH_KEEP=1 (keep the run's root afterwards).
+# Needs root.  Environment: DMT_FRESH_COMMIT (the commit under test,
+# default HEAD: what is committed, not the work tree), DMT_FRESH_CACHE,
+# DMT_FRESH_TIMEOUT (seconds per step, default 2700), DMT_FRESH_KEEP=1
+# (keep the run's root afterwards).
 set -euo pipefail
 
 suite=bookworm
@@ -134,8 +136,9 @@ fi
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
 sh scripts/deps.sh fresh mmdebstrap
-commit=$(git rev-parse HEAD)
-git diff --quiet HEAD -- 2>/dev/null ||
+commit=$(git rev-parse --verify "${DMT_FRESH_COMMIT:-HEAD}^{commit}") ||
+	die "no commit '${DMT_FRESH_COMMIT:-HEAD}'"
+[ -n "${DMT_FRESH_COMMIT:-}" ] || git diff --quiet HEAD -- 2>/dev/null ||
 	say "note: uncommitted changes are not tested (the clone is of $commit)"
 
 cache=${DMT_FRESH_CACHE:-${XDG_CACHE_HOME:+$XDG_CACHE_HOME/dmt-fresh}}
@@ -160,7 +163,8 @@ done < <(apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date) ' |
 t_all=$SECONDS
 readme_cmds=$(awk '/^## Quick start/ { q = 1; next } /^## / { q = 0 }
 	q && /^```sh/ { b = 1; next } q && b && /^```/ { exit }
-	q && b { sub(/[ \t]*#.*/, ""); if ($0 != "") print }' README.md)
+	q && b { sub(/[ \t]*#.*/, ""); if ($0 != "") print }' \
+	<(git show "$commit:README.md"))
 [ -n "$readme_cmds" ] || die "no commands found in README.md's quick start"
 
 # The key: the date (the archive moves), what makes the root, and the deps
@@ -188,8 +192,9 @@ if [ ! -f "$tarball" ]; then
 	# its own mounts (proc, dev in its temporary root) in a private
 	# namespace too: even a killed mmdebstrap leaves none on the host
 	trap 'kill -TERM "$mm_pid" 2>/dev/null; wait "$mm_pid"; rm -f "$tarball.tmp"; exit 1' INT TERM HUP
-	unshare --mount --propagation private -- mmdebstrap --quiet --format=tar \
-		--variant=minbase --include="$base_pkgs" "${aptopts[@]}" \
+	unshare --mount --propagation private -- mmdebstrap --quiet \
+		--format=tar --variant=minbase --include="$base_pkgs" \
+		"${aptopts[@]}" \
 		"$suite" "$tarball.tmp" "$sources" \
 		>"$keydir/mmdebstrap.log" 2>&1 &
 	mm_pid=$!
@@ -243,8 +248,14 @@ cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 cp /etc/hosts "$root/etc/hosts" 2>/dev/null || true
 # .debs fetched by earlier runs of this key: apt finds them, no download
 cp -l "$keydir"/debs/*.deb "$root/var/cache/apt/archives/" 2>/dev/null || true
-git bundle create -q "$root/root/$name.bundle" HEAD
-chroot "$root" git clone -q "/root/$name.bundle" "/root/$name" 2>"$logs/clone.log" ||
+# the commit as a branch of a bundle (a short-lived branch name of our own)
+branch=check-fresh-$$
+git branch -f "$branch" "$commit" >/dev/null
+git bundle create -q "$root/root/$name.bundle" "$branch" 2>"$logs/clone.log" ||
+	{ git branch -D "$branch" >/dev/null; cat "$logs/clone.log" >&2; die "git bundle"; }
+git branch -D "$branch" >/dev/null
+chroot "$root" git clone -q -b "$branch" "/root/$name.bundle" \
+	"/root/$name" 2>"$logs/clone.log" ||
 	{ cat "$logs/clone.log" >&2; die "git clone in the root failed"; }
 rm -f "$root/root/$name.bundle"
 [ "$(chroot "$root" git -C "/root/$name" rev-parse HEAD)" = "$commit" ] ||
