@@ -86,7 +86,7 @@ inner() {
 			LOGNAME=root SHELL=/bin/bash TERM=dumb \
 			/bin/bash -l -c "cd /root/$name && $cmd" \
 			</dev/null >"$log" 2>&1 || rc=$?
-		echo "$label $((SECONDS - t0))" >>"$logs/times"
+		printf '%s (%s): %s s\n' "$label" "$cmd" "$((SECONDS - t0))" >>"$logs/times"
 		if [ "$rc" != 0 ]; then
 			say "FAILED at step $n, $label: \`$cmd\` (exit $rc, $((SECONDS - t0)) s); its last lines:" >&2
 			tail -n 40 "$log" >&2
@@ -277,5 +277,7 @@ done
 say "host /dev/null, /dev/zero, /dev/urandom are character devices, /tmp is 1777"
 [ "$rc" = 0 ] || exit "$rc"
 
-say "timings (s): root $t_root$(awk '{ $NF = ": " $NF; printf ", %s", $0 }' "$logs/times"), total $((SECONDS - t_all))"
+say "timings: the root $t_root s ($([ "$t_root" = 0 ] && echo cached || echo made)), then"
+sed 's/^/    /' "$logs/times"
+say "total $((SECONDS - t_all)) s"
 say "passed"
