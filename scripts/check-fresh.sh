@@ -90,7 +90,7 @@ inner() {
 		if [ "$rc" != 0 ]; then
 			say "FAILED at step $n, $label: \`$cmd\` (exit $rc, $((SECONDS - t0)) s); its last lines:" >&2
 			tail -n 40 "$log" >&2
-			say "whole log: $log" >&2
+			say "its whole log: logs/$n.log of the run's directory (below)" >&2
 			exit 1
 		fi
 		grep -h 'Synthesis:' "$log" | sed 's/^/    /' || true
@@ -227,7 +227,7 @@ host_cleanup() {
 		if [ "$rc" != 0 ]; then
 			rm -rf "$cache/failed"
 			mv "$work" "$cache/failed"
-			say "the failed run's root and logs are in $cache/failed" >&2
+			say "the failed run's root and logs/ are in $cache/failed" >&2
 		elif [ "${DMT_FRESH_KEEP:-}" = 1 ]; then
 			say "root kept in $work"
 		else
