@@ -101,7 +101,7 @@ install_and_use() {
 	# real work: a verity tree, its root hash equal to the in-tree tool's
 	salt=5a17c0ffee0123456789abcdef5a17c0ffee0123456789abcdef00112233aabb
 	uuid=00000000-1111-2222-3333-444444444444
-	seq 1 300000 >"$dir/data"
+	seq 1 400000 | head -c 2048000 >"$dir/data"	# 500 blocks
 	/usr/sbin/verity-tool build --salt "$salt" --uuid "$uuid" \
 		--root-hash-file "$dir/root.pkg" "$dir/data" "$dir/hash.pkg" >/dev/null ||
 		die "installed verity-tool build"
@@ -132,8 +132,10 @@ install_and_use() {
 		[ "$r" = "$(cat "$dir/c.root")" ] ||
 			die "consumer-$kind root hash $r, verity-tool's $(cat "$dir/c.root")"
 	done
-	ldd "$dir/consumer-shared" | grep -q "libdmt.so.0 => /usr/lib/" ||
-		die "the shared consumer does not load the installed libdmt.so.0"
+	# the installed copy (/lib is /usr/lib on Debian 12)
+	so=$(ldd "$dir/consumer-shared" | awk '$1 == "libdmt.so.0" { print $3 }')
+	[ "$(readlink -f "$so")" = "$(readlink -f "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libdmt.so.0")" ] ||
+		die "the shared consumer loads libdmt.so.0 from '$so', not the package's"
 	say "libdmt-dev: a pkg-config program (shared and static) computes verity-tool's root hash"
 }
 
