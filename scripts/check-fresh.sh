@@ -41,10 +41,11 @@ say() { printf 'check-fresh: %s\n' "$*"; }
 die() { say "FAILED: $*" >&2; exit 1; }
 
 # ---- inside the private mount namespace (see the end of the file) ----
-inner_root=
+inner_root= step_pid=
 inner_cleanup() {
 	local p
 	[ -n "$inner_root" ] || return 0
+	[ -z "$step_pid" ] || kill -TERM "$step_pid" 2>/dev/null
 	# whatever still runs in the chroot (a hung test): it is ours
 	for p in /proc/[0-9]*; do
 		[ "$(readlink "$p/root" 2>/dev/null)" = "$inner_root" ] &&
@@ -81,11 +82,15 @@ inner() {
 		say "[$n] $label: $cmd"
 		t0=$SECONDS
 		rc=0
+		# in the background: a signal's trap runs at once (wait returns)
 		timeout -k 30 "${DMT_FRESH_TIMEOUT:-2700}" \
 			chroot "$root" /usr/bin/env -i HOME=/root USER=root \
 			LOGNAME=root SHELL=/bin/bash TERM=dumb \
 			/bin/bash -l -c "cd /root/$name && $cmd" \
-			</dev/null >"$log" 2>&1 || rc=$?
+			</dev/null >"$log" 2>&1 &
+		step_pid=$!
+		wait "$step_pid" || rc=$?
+		step_pid=
 		printf '%s (%s): %s s\n' "$label" "$cmd" "$((SECONDS - t0))" >>"$logs/times"
 		if [ "$rc" != 0 ]; then
 			say "FAILED at step $n, $label: \`$cmd\` (exit $rc, $((SECONDS - t0)) s); its last lines:" >&2
