@@ -447,6 +447,9 @@ Test(fsverity_tool, sign_byte_identical_to_fsverity_sign)
 	cr_expect(same("c.sig", "d.sig"));
 }
 
+/* hex on stdin to bytes: perl is essential on Debian (minbase has no xxd) */
+#define UNHEX "perl -ne 'chomp; print pack(\"H*\", $_)'"
+
 Test(fsverity_tool, signature_verifies_with_openssl)
 {
 	char *err = NULL;
@@ -455,7 +458,7 @@ Test(fsverity_tool, signature_verifies_with_openssl)
 	file("f", 70000, 9);
 	cr_assert_eq(sh(NULL, &err, "$FVT sign f f.sig --key key.pem --cert "
 			"cert.pem >/dev/null && $FVT digest --compact "
-			"--for-builtin-sig f | xxd -r -p > fmt && "
+			"--for-builtin-sig f | " UNHEX " > fmt && "
 			"openssl smime -verify -binary -inform der -in f.sig "
 			"-content fmt -certfile cert.pem -nointern -noverify "
 			">/dev/null"), 0, "%s", err);
@@ -463,7 +466,7 @@ Test(fsverity_tool, signature_verifies_with_openssl)
 	/* a signature over another file's digest does not verify */
 	file("g", 70001, 9);
 	cr_assert_eq(sh(NULL, NULL, "$FVT digest --compact --for-builtin-sig g "
-			"| xxd -r -p > fmt2"), 0);
+			"| " UNHEX " > fmt2"), 0);
 	cr_expect_neq(sh(NULL, NULL, "openssl smime -verify -binary -inform der "
 			 "-in f.sig -content fmt2 -certfile cert.pem -nointern "
 			 "-noverify"), 0);

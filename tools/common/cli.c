@@ -324,7 +324,8 @@ static int informational(struct cli *c, poptContext ctx, int *rc)
 	} else if (builtin_given(c, B_USAGE)) {
 		poptPrintUsage(ctx, stdout, 0);
 	} else if (builtin_given(c, B_VERSION)) {
-		printf("%s %s\n", t->name, DMT_VERSION);
+		/* what this build has: +argon2/-argon2, the ISA backends */
+		printf("%s %s %s\n", t->name, DMT_VERSION, DMT_BUILD_FEATURES);
 	} else if (builtin_given(c, B_LIST_ENGINES)) {
 		*rc = engine_setup(c, true);
 		if (!*rc)
