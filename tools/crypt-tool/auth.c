@@ -76,7 +76,7 @@ static int auth_header(struct cli *c, const struct dmt_auth_spec *s,
 	if (!err && cli_given(c, O_VOLUME_KEY_FILE))
 		err = ct_read_key_bytes(cli_str(c, O_VOLUME_KEY_FILE), 0,
 					m->key_size,
-					"cannot read the volume key file",
+					"volume key",
 					&ct->key);
 	if (!err)
 		err = ct_read_passphrase(c, ct->image, true, &ct->pass);
@@ -89,7 +89,7 @@ static int auth_header(struct cli *c, const struct dmt_auth_spec *s,
 						 ct->pass.len, &why);
 		err = *keyslot < 0 ? *keyslot : 0;
 	}
-	ct_secret_free(&ct->pass);
+	tool_secret_free(&ct->pass);
 	if (err)
 		ct_print_why(c, &why, err, NULL, "cannot create the header");
 	*pbkdf = kp.pbkdf;

@@ -48,7 +48,7 @@ int ct_luks2_unlock(struct cli *c)
 	if (err)
 		return err;
 	err = dmt_luks2_unlock(ct->luks, slot, ct->pass.p, ct->pass.len, &why);
-	ct_secret_free(&ct->pass);
+	tool_secret_free(&ct->pass);
 	if (err < 0) {
 		ct_print_why(c, &why, err, NULL, "cannot unlock");
 		return err == -EPERM ? TOOL_EXIT_VERIFY : err;

@@ -260,7 +260,7 @@ static int luks2_header(struct cli *c, struct plan *pl)
 	if (!err && cli_given(c, O_VOLUME_KEY_FILE))
 		err = ct_read_key_bytes(cli_str(c, O_VOLUME_KEY_FILE), 0,
 					pl->m.key_size,
-					"cannot read the volume key file",
+					"volume key",
 					&ct->key);
 	if (!err)
 		err = ct_read_passphrase(c, ct->image, true, &ct->pass);
@@ -273,7 +273,7 @@ static int luks2_header(struct cli *c, struct plan *pl)
 						    ct->pass.len, &why);
 		err = pl->keyslot < 0 ? pl->keyslot : 0;
 	}
-	ct_secret_free(&ct->pass);
+	tool_secret_free(&ct->pass);
 	if (err) {
 		ct_print_why(c, &why, err, NULL, "cannot create the header");
 		return err;
