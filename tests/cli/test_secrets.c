@@ -8,6 +8,11 @@
  *  - passphrases that both accept are the same bytes: our LUKS2 image
  *    opens in `cryptsetup open --test-passphrase` with a key file holding
  *    exactly the bytes libcryptsetup's reader takes from that source;
+ *  - plain mode's keys (issue 27) for every source and --hash plain,
+ *    plain:N, HASH, HASH:N: known answers from cryptsetup's rules
+ *    (libcryptsetup's reader for the bytes, its crypt_plain_hash for
+ *    hashes, the CLI's "plain" = the passphrase cut or zero-padded),
+ *    proved by decrypting our image with the key as a raw key file;
  *  - integrity-tool key files and the signing passphrase files of
  *    verity-tool and fsverity-tool: FIFOs work, empty ones are refused.
  */
@@ -234,6 +239,145 @@ Test(secrets, accepted_passphrases_are_cryptsetups, .init = setup,
 		crypt_safe_free(want);
 		free(exact);
 		free(img);
+	}
+}
+
+/* ---- plain mode's keys (issue 27) ---- */
+
+struct plain_kat {
+	const char *feed;	/* what stdin holds */
+	const char *opts;	/* format options */
+	const char *map;	/* the mapping's options for decrypt */
+	/* libcryptsetup's reader of it: offset, size, line mode */
+	uint64_t offset;
+	size_t size;
+	bool line;
+	const char *hash;	/* cryptsetup's --hash */
+	size_t key_size;
+};
+
+#define ESSIV "--cipher aes-cbc-essiv:sha256 --key-size 256"
+#define CBC128 "--cipher aes-cbc-plain64 --key-size 128"
+#define XTS512 "--cipher aes-xts-plain64 --key-size 512"
+
+static const struct plain_kat kats[] = {
+	/* issue 27: a passphrase shorter than the key, zero-padded */
+	{ "xxxxxxxx", "--hash plain", ESSIV, 0, 0, true, "plain", 32 },
+	{ "xxxxxxxx\n", "--hash plain", ESSIV, 0, 0, true, "plain", 32 },
+	{ "xxxxxxxx\nyyyy", "--hash plain", ESSIV, 0, 0, true, "plain", 32 },
+	/* longer than the key: cut */
+	{ "0123456789abcdefghij\n", "--hash plain", CBC128, 0, 0, true, "plain", 16 },
+	/* plain:N: exactly N bytes, then zeros */
+	{ "xxxxxxxx", "--hash plain:4", ESSIV, 0, 0, true, "plain:4", 32 },
+	{ "xxxxxxxx", "--hash plain:8", ESSIV, 0, 0, true, "plain:8", 32 },
+	/* line mode with --keyfile-offset and --keyfile-size */
+	{ "abcdefgh\n", "--hash plain --keyfile-offset 2 --keyfile-size 4",
+	  ESSIV, 2, 4, true, "plain", 32 },
+	{ "pass phrase\n", "--hash sha256", ESSIV, 0, 0, true, "sha256", 32 },
+	{ "pass phrase", "--hash sha512", XTS512, 0, 0, true, "sha512", 64 },
+	/* --key-file -: all of stdin, the newline too */
+	{ "xxxxxxxx\n", "--hash sha256 --key-file -", ESSIV, 0, 0, false,
+	  "sha256", 32 },
+	{ "xxxxxxxxyyyy", "--hash sha1 --key-file - --keyfile-size 5", ESSIV,
+	  0, 5, false, "sha1", 32 },
+	{ "xxxxxxxxyyyy", "--hash sha256:20 --key-file - --keyfile-offset 3",
+	  XTS512, 3, 0, false, "sha256:20", 64 },
+	{ "abcdefgh", "--hash ripemd160 --key-file - --keyfile-offset 1 "
+	  "--keyfile-size 6", ESSIV, 1, 6, false, "ripemd160", 32 },
+	/* --hash plain with --key-file -: exactly the key's bytes */
+	{ "0123456789abcdefghijklmnopqrstuvwxyzABCD", "--hash plain --key-file -",
+	  ESSIV, 0, 32, false, "plain", 32 },
+	{ "0123456789abcdefghijklmnopqrstuvwxyzABCD",
+	  "--hash plain --key-file - --keyfile-offset 8", ESSIV, 8, 32, false,
+	  "plain", 32 },
+	{ "0123456789abcdefghijklmnopqrstuvwxyzABCD",
+	  "--hash plain:10 --key-file -", ESSIV, 0, 0, false, "plain:10", 32 },
+};
+
+/* The key cryptsetup 2.6.1 derives from the passphrase bytes. */
+static void kat_key(const struct plain_kat *k, const char *pass, size_t len,
+		    uint8_t *key)
+{
+	struct crypt_params_plain pp = { .hash = k->hash };
+	struct crypt_device *cd = NULL;
+	size_t key_len = k->key_size;
+	char *dev = p("dev");
+
+	memset(key, 0, k->key_size);
+	if (!strcmp(k->hash, "plain")) {
+		/* the CLI drops the hash: process_key copies, cut or padded */
+		memcpy(key, pass, len < k->key_size ? len : k->key_size);
+		free(dev);
+		return;
+	}
+	th_write_random_file(dev, 1 << 20, 3);
+	cr_assert_eq(crypt_init(&cd, dev), 0);
+	cr_assert_eq(crypt_format(cd, CRYPT_PLAIN, "aes", "cbc-essiv:sha256",
+				  NULL, NULL, k->key_size, &pp), 0);
+	cr_assert_eq(crypt_volume_key_get(cd, CRYPT_ANY_SLOT, (char *)key,
+					  &key_len, pass, len), 0, "%s", k->hash);
+	crypt_free(cd);
+	free(dev);
+}
+
+Test(secrets, plain_keys_known_answer, .init = setup, .fini = teardown,
+     .timeout = 120)
+{
+	for (size_t i = 0; i < sizeof(kats) / sizeof(kats[0]); i++) {
+		const struct plain_kat *k = &kats[i];
+		char *in = p("in"), *keyf = p("key"), *img = p("img");
+		char *err = NULL, *pass;
+		uint8_t key[64];
+		size_t len, n = strlen(k->feed);
+
+		pass = cs_read(k->feed, n, k->offset, k->size, k->line, &len);
+		kat_key(k, pass, len, key);
+		th_write_file(keyf, key, k->key_size);
+		th_write_file(in, k->feed, n);
+		unlink(img);
+		cr_assert_eq(sh(NULL, &err, "cat in | \"$CT\" format --type "
+				"plain %s %s --data-from pay img", k->map,
+				k->opts), 0, "%s %s: %s", k->feed, k->opts, err);
+		free(err);
+		err = NULL;
+		cr_assert_eq(sh(NULL, &err, "\"$CT\" decrypt --type plain %s "
+				"--key-file key img out && cmp -n 70000 pay out",
+				k->map), 0, "%s %s: another key than "
+			     "cryptsetup's (%s)", k->feed, k->opts, err);
+		free(err);
+		crypt_safe_free(pass);
+		free(in);
+		free(keyf);
+		free(img);
+	}
+}
+
+/* What cryptsetup refuses in plain mode, we refuse (exit 1). */
+Test(secrets, plain_refusals, .init = setup, .fini = teardown)
+{
+	static const char *const cases[][2] = {
+		/* plain:N past the passphrase (crypt_plain_hash) */
+		{ "printf xxxxxxxx |", "--hash plain:9" },
+		/* N past the key */
+		{ "printf xxxxxxxx |", "--hash plain:33" },
+		{ "printf xxxxxxxx |", "--hash sha256:33" },
+		{ "printf xxxxxxxx |", "--hash sha256:" },
+		{ "printf xxxxxxxx |", "--hash sha256:x" },
+		/* --key-file - with --hash plain: key-size bytes or nothing */
+		{ "printf xxxxxxxx |", "--hash plain --key-file -" },
+		/* all zeros: no passphrase byte used */
+		{ "printf xxxxxxxx |", "--hash plain:0" },
+		{ "printf xxxxxxxx |", "--hash whirlpool-or-not" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *err = NULL;
+		int rc = sh(NULL, &err, "%s \"$CT\" format --type plain " ESSIV
+			    " %s --data-from pay img", cases[i][0], cases[i][1]);
+
+		cr_expect_eq(rc, 1, "%s: exit %d: %s", cases[i][1], rc, err);
+		cr_expect(!exists("img"), "%s: image left", cases[i][1]);
+		free(err);
 	}
 }
 

@@ -42,6 +42,29 @@ static int map_cipher(struct cli *c, struct ct_map *m,
 	return err;
 }
 
+/* --hash: a hash this OpenSSL computes; plain mode also takes "plain" and
+ * ":LEN" (the library checks LEN against the key size). */
+static int check_hash(struct cli *c, bool plain)
+{
+	const char *h = cli_str(c, O_HASH);
+	size_t n = h ? strcspn(h, ":") : 0;
+	char name[64];
+
+	if (!h)
+		return 0;
+	if (h[n] && !plain) {
+		tool_err("--hash: '%s': a LUKS2 hash takes no ':LEN' (that is plain mode's)",
+			 h);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)n, h);
+	if ((plain && !strcmp(name, "plain")) || dmt_crypt_hash_usable(name))
+		return 0;
+	tool_err("--hash: '%s' is not supported here (supported: %s%s)", name,
+		 plain ? "plain, " : "", dmt_crypt_supported_hashes());
+	return -EINVAL;
+}
+
 int ct_map_options(struct cli *c, struct ct_map *m)
 {
 	struct ct *ct = ct_of(c);
@@ -51,7 +74,9 @@ int ct_map_options(struct cli *c, struct ct_map *m)
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	err = map_cipher(c, m, &ci);
+	err = check_hash(c, ct->type == CT_PLAIN);
+	if (!err)
+		err = map_cipher(c, m, &ci);
 	if (err)
 		return err;
 	/* plain: 2.7's 256-bit XTS key; LUKS2: luksFormat's 512 */
@@ -189,6 +214,8 @@ int ct_luks2_params(struct cli *c, const struct ct_map *m,
 	p->label = cli_str(c, O_LABEL);
 	p->subsystem = cli_str(c, O_SUBSYSTEM);
 	p->digest_hash = cli_str(c, O_HASH);
+	if (check_hash(c, false))
+		return -EINVAL;
 	if (p->label && strlen(p->label) > DMT_LUKS2_LABEL_MAX) {
 		tool_err("--label: longer than %d characters", DMT_LUKS2_LABEL_MAX);
 		return -EINVAL;
