@@ -270,6 +270,7 @@ int ct_auth_size(struct cli *c, uint64_t payload)
 	if (err)
 		return err;
 	/* the header format would write (a throw-away volume key) */
+	p.digest_iterations = 1000;
 	err = dmt_luks2_create_auth(&ct->luks, &p, &s, &why);
 	if (err) {
 		ct_print_why(c, &why, err, NULL, "invalid parameters");

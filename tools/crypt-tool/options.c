@@ -214,6 +214,9 @@ int ct_luks2_params(struct cli *c, const struct ct_map *m,
 	p->label = cli_str(c, O_LABEL);
 	p->subsystem = cli_str(c, O_SUBSYSTEM);
 	p->digest_hash = cli_str(c, O_HASH);
+	/* luksFormat benchmarks the digest (0) unless the costs are forced:
+	 * then it takes the minimum */
+	p->digest_iterations = cli_given(c, O_PBKDF_FORCE_ITER) ? 1000 : 0;
 	if (check_hash(c, false))
 		return -EINVAL;
 	if (p->label && strlen(p->label) > DMT_LUKS2_LABEL_MAX) {
@@ -228,15 +231,20 @@ int ct_luks2_params(struct cli *c, const struct ct_map *m,
 	return 0;
 }
 
-/* Argon2 memory as luksFormat caps it: at most half the RAM. */
-static uint32_t argon2_memory(const struct cli *c)
+/* Forced costs (--pbkdf-force-iterations), checked as luksFormat does. */
+static int forced_costs(struct cli *c, struct dmt_luks2_pbkdf *k, bool pbkdf2)
 {
-	uint64_t kb = cli_num(c, O_PBKDF_MEMORY, 1048576);
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t half = pages > 0 && psize > 0 ?
-				(uint64_t)pages * (uint64_t)psize / 2048 : kb;
-
-	return (uint32_t)(kb < half ? kb : half);
+	k->iterations = (uint32_t)cli_num(c, O_PBKDF_FORCE_ITER, 0);
+	if (k->iterations < (pbkdf2 ? 1000u : 4u)) {
+		tool_err("--pbkdf-force-iterations: at least %u for %s",
+			 pbkdf2 ? 1000u : 4u, k->type);
+		return -EINVAL;
+	}
+	if (!pbkdf2 && k->memory_kb < 32) {
+		tool_err("--pbkdf-memory: at least 32 KiB for %s", k->type);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int ct_keyslot_params(struct cli *c, struct dmt_luks2_keyslot_params *kp)
@@ -245,7 +253,7 @@ int ct_keyslot_params(struct cli *c, struct dmt_luks2_keyslot_params *kp)
 	const char *type = cli_given(c, O_PBKDF) ? cli_str(c, O_PBKDF) :
 						     "argon2id";
 	bool pbkdf2 = !strcmp(type, "pbkdf2");
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t iter_time = cli_num(c, O_ITER_TIME, 2000);
 	struct dmt_reason why = { 0 };
 	uint64_t bits = cli_num(c, O_KEYSLOT_KEY_SIZE, 512);
 	int err;
@@ -266,28 +274,23 @@ int ct_keyslot_params(struct cli *c, struct dmt_luks2_keyslot_params *kp)
 			 bits);
 		return -EINVAL;
 	}
+	if (!iter_time) {
+		tool_err("--iter-time: the PBKDF target time cannot be zero");
+		return -EINVAL;
+	}
 	kp->keyslot = (int)cli_num(c, O_KEY_SLOT, 0);
 	kp->cipher = cli_str(c, O_KEYSLOT_CIPHER);
 	kp->key_size = (size_t)(bits / 8);
 	k->type = type;
 	k->hash = pbkdf2 ? ct_plain_hash(c) : NULL;
-	k->memory_kb = pbkdf2 ? 0 : argon2_memory(c);
-	k->parallel = pbkdf2 ? 0 :
-		      (uint32_t)cli_num(c, O_PBKDF_PARALLEL,
-					cpus > 0 && cpus < 4 ? (uint64_t)cpus : 4);
-	if (cli_given(c, O_PBKDF_FORCE_ITER)) {
-		k->iterations = (uint32_t)cli_num(c, O_PBKDF_FORCE_ITER, 0);
-		if (k->iterations < (pbkdf2 ? 1000u : 4u)) {
-			tool_err("--pbkdf-force-iterations: at least %u for %s",
-				 pbkdf2 ? 1000u : 4u, type);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	tool_info("Benchmarking %s for %" PRIu64 " ms...", type,
-		  cli_num(c, O_ITER_TIME, 2000));
-	err = dmt_luks2_pbkdf_benchmark(k, (unsigned int)cli_num(c, O_ITER_TIME,
-								 2000),
+	k->memory_kb = (uint32_t)cli_num(c, O_PBKDF_MEMORY, 0);
+	k->parallel = (uint32_t)cli_num(c, O_PBKDF_PARALLEL, 0);
+	/* luksFormat's ceilings, forced costs too: half the RAM, the CPUs */
+	dmt_luks2_pbkdf_limit(k);
+	if (cli_given(c, O_PBKDF_FORCE_ITER))
+		return forced_costs(c, k, pbkdf2);
+	tool_info("Benchmarking %s for %" PRIu64 " ms...", type, iter_time);
+	err = dmt_luks2_pbkdf_benchmark(k, (unsigned int)iter_time,
 					kp->key_size ? kp->key_size : 64, &why);
 	if (err)
 		ct_print_why(c, &why, err, NULL, "PBKDF benchmark");
