@@ -77,7 +77,8 @@ struct dmt_luks2_params {
 					 * 128 MiB), or 16M - 2 * metadata
 					 * without a data offset; shrunk to
 					 * fit below the data offset */
-	uint64_t data_offset;		/* bytes; 0 with !detached: 16 MiB;
+	uint64_t data_offset;		/* bytes, a multiple of 4096 (as
+					 * luksFormat); 0 with !detached: 16 MiB;
 					 * write zeroes what lies between the
 					 * keyslots area and it */
 	bool detached;			/* header without data (--header):

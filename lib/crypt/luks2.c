@@ -99,9 +99,14 @@ static int create_geometry(struct dmt_luks2_params *p, struct dmt_reason *r)
 				      "metadata_size", p->metadata_size);
 	if (!p->data_offset && !p->detached)
 		p->data_offset = DMT_LUKS2_DEFAULT_DATA_OFFSET;
-	if (p->data_offset % p->sector_size)
-		return dmt_reason_set(r, -EINVAL, DMT_REASON_NOT_ALIGNED,
-				      "data_offset", p->data_offset);
+	/* crypt_set_data_offset's rule, whatever the sector size */
+	if (p->data_offset % LUKS2_AREA_ALIGN) {
+		dmt_reason_set(r, -EINVAL, DMT_REASON_NOT_ALIGNED,
+			       "data_offset", p->data_offset);
+		if (r)
+			r->max = LUKS2_AREA_ALIGN;
+		return -EINVAL;
+	}
 	return keyslots_geometry(p, r);
 }
 

@@ -45,6 +45,7 @@ static int auth_options(struct cli *c, struct dmt_auth_spec *s,
 	}
 	m->cipher = s->cipher;
 	m->key_size = (unsigned int)(s->cipher_key_size + s->mac_key_size);
+	m->sector_size_given = cli_given(c, O_SECTOR_SIZE);
 	m->sector_size = (unsigned int)cli_num(c, O_SECTOR_SIZE, 4096);
 	if (m->sector_size < 512 || m->sector_size > 4096 ||
 	    (m->sector_size & (m->sector_size - 1))) {
@@ -61,7 +62,7 @@ static int auth_options(struct cli *c, struct dmt_auth_spec *s,
 
 /* Header with its keyslot and the volume key (cipher || MAC key). */
 static int auth_header(struct cli *c, const struct dmt_auth_spec *s,
-		       const struct ct_map *m, struct dmt_luks2_pbkdf *pbkdf,
+		       struct ct_map *m, struct dmt_luks2_pbkdf *pbkdf,
 		       int *keyslot)
 {
 	struct ct *ct = ct_of(c);
@@ -70,28 +71,35 @@ static int auth_header(struct cli *c, const struct dmt_auth_spec *s,
 	struct dmt_reason why = { 0 };
 	int err;
 
-	err = ct_luks2_params(c, m, &p);
+	/* a new image's size is whole 4096-byte blocks: need 0 */
+	err = ct_luks2_default_sector(c, m, 0);
 	if (!err)
-		err = ct_keyslot_params(c, &kp);
+		err = ct_luks2_params(c, m, &p);
 	if (!err && cli_given(c, O_VOLUME_KEY_FILE))
 		err = ct_read_key_bytes(cli_str(c, O_VOLUME_KEY_FILE), 0,
 					m->key_size,
 					"volume key",
 					&ct->key);
+	if (err)
+		return err;
+	/* the parameters checked before the benchmark and the passphrase */
+	p.volume_key = ct->key.p;
+	err = dmt_luks2_create_auth(&ct->luks, &p, s, &why);
+	if (err) {
+		ct_print_why(c, &why, err, NULL, "cannot create the header");
+		return err;
+	}
+	err = ct_keyslot_params(c, &kp);
 	if (!err)
 		err = ct_read_passphrase(c, ct->image, true, &ct->pass);
 	if (err)
 		return err;
-	p.volume_key = ct->key.p;
-	err = dmt_luks2_create_auth(&ct->luks, &p, s, &why);
-	if (!err) {
-		*keyslot = dmt_luks2_add_keyslot(ct->luks, &kp, ct->pass.p,
-						 ct->pass.len, &why);
-		err = *keyslot < 0 ? *keyslot : 0;
-	}
+	*keyslot = dmt_luks2_add_keyslot(ct->luks, &kp, ct->pass.p,
+					 ct->pass.len, &why);
+	err = *keyslot < 0 ? *keyslot : 0;
 	tool_secret_free(&ct->pass);
 	if (err)
-		ct_print_why(c, &why, err, NULL, "cannot create the header");
+		ct_print_why(c, &why, err, NULL, "cannot add the keyslot");
 	*pbkdf = kp.pbkdf;
 	return err;
 }

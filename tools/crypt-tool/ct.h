@@ -44,6 +44,7 @@ struct ct_map {
 	const char *cipher;		/* cryptsetup spelling */
 	unsigned int key_size;		/* bytes */
 	unsigned int sector_size;
+	bool sector_size_given;		/* --sector-size (else the default) */
 	uint64_t offset;		/* bytes on the data device */
 	uint64_t iv_offset;		/* 512-byte units (skip / iv_tweak) */
 	bool iv_large_sectors;
@@ -130,6 +131,10 @@ int ct_cmd_check(struct cli *c);
 
 /* format.c: --data-from opened (differs from the image and --header). */
 int ct_open_payload(struct cli *c, uint64_t *size);
+/* LUKS2 without --sector-size: 512-byte sectors when the image's size
+ * after format (need: what --device-size auto gives a new image, 0 if
+ * always aligned) is not a multiple of 4096, as luksFormat reverts. */
+int ct_luks2_default_sector(struct cli *c, struct ct_map *m, uint64_t need);
 /* decrypt.c: the LUKS2 header of the image (or --header) loaded into
  * ct->luks and unlocked with the passphrase (exit 2 when it is wrong). */
 int ct_luks2_unlock(struct cli *c);

@@ -94,6 +94,7 @@ int ct_map_options(struct cli *c, struct ct_map *m)
 		cli_reason_err(c, &why);
 		return err;
 	}
+	m->sector_size_given = cli_given(c, O_SECTOR_SIZE);
 	m->sector_size = (unsigned int)cli_num(c, O_SECTOR_SIZE,
 					       ct->type == CT_PLAIN ? 512 : 4096);
 	if (m->sector_size < 512 || m->sector_size > 4096 ||
@@ -103,17 +104,17 @@ int ct_map_options(struct cli *c, struct ct_map *m)
 		return -EINVAL;
 	}
 	if (ct->type == CT_PLAIN) {
+		/* any offset: cryptsetup and dm-crypt take one that is not a
+		 * multiple of the sector size */
 		m->offset = cli_num(c, O_OFFSET, 0) * 512;
 		m->iv_offset = cli_num(c, O_SKIP, 0);
 		m->iv_large_sectors = cli_given(c, O_IV_LARGE);
-		if (m->offset % m->sector_size) {
-			tool_err("--offset: %" PRIu64 " sectors is not a multiple of the %u-byte sector size",
-				 m->offset / 512, m->sector_size);
-			return -EINVAL;
-		}
-		if (m->iv_large_sectors && m->iv_offset % (m->sector_size / 512)) {
-			tool_err("--skip: %" PRIu64 " sectors is not a multiple of the %u-byte sector size (--iv-large-sectors)",
-				 m->iv_offset, m->sector_size);
+		/* dm-crypt's rule, with or without --iv-large-sectors
+		 * ("Invalid iv_offset sector") */
+		if (m->iv_offset % (m->sector_size / 512)) {
+			tool_err("--skip %" PRIu64 ": not a multiple of the %u-byte sector size (%u sectors): dm-crypt refuses such an IV offset",
+				 m->iv_offset, m->sector_size,
+				 m->sector_size / 512);
 			return -EINVAL;
 		}
 	}
@@ -136,6 +137,13 @@ int ct_device_size_opt(struct cli *c, uint64_t *bytes, bool *is_auto,
 	}
 	if (tool_parse_size(s, bytes) || !*bytes) {
 		tool_err("--device-size: invalid size '%s'", s);
+		return -EINVAL;
+	}
+	if (*bytes % 512) {
+		/* cryptsetup: "Device size must be multiple of 512 bytes
+		 * sector." */
+		tool_err("--device-size %s: %" PRIu64 " bytes is not a multiple of 512 (devices count 512-byte sectors)",
+			 s, *bytes);
 		return -EINVAL;
 	}
 	return 0;
@@ -210,6 +218,13 @@ int ct_luks2_params(struct cli *c, const struct ct_map *m,
 	p->keyslots_size = cli_num(c, O_KEYSLOTS_SIZE, 0);
 	p->detached = cli_given(c, O_HEADER);
 	p->data_offset = cli_num(c, O_OFFSET, 0) * 512;
+	if (p->data_offset % 4096) {
+		/* crypt_set_data_offset: "Data offset is not multiple of 4096
+		 * bytes.", whatever the sector size */
+		tool_err("--offset %" PRIu64 ": the data offset is not a multiple of 4096 bytes (8 sectors), as luksFormat requires",
+			 p->data_offset / 512);
+		return -EINVAL;
+	}
 	p->uuid = cli_str(c, O_UUID);
 	p->label = cli_str(c, O_LABEL);
 	p->subsystem = cli_str(c, O_SUBSYSTEM);
