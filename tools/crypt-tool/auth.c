@@ -191,6 +191,25 @@ static void format_json(struct cli *c, const struct dmt_auth_result *r,
 	cli_json_print(c, j);
 }
 
+/*
+ * The sectors format wrote are the payload's, the last one padded with
+ * zeros (all of them with --wipe): the mapped device's sectors after
+ * those have no valid tag, and read with EILSEQ (check: bad) until
+ * written.  Said only when there are such sectors.
+ */
+static void warn_untagged(struct cli *c, const struct dmt_auth_result *r,
+			  bool wipe)
+{
+	uint64_t bs = (uint64_t)r->geom.spb << 9;
+	uint64_t written = (r->payload_bytes + bs - 1) / bs * bs;
+	uint64_t mapped = r->geom.provided << 9;
+
+	if (wipe || mapped <= written)
+		return;
+	tool_info("%s: the %" PRIu64 " sectors after the payload (bytes %" PRIu64 "..%" PRIu64 " of the mapped device) fail to read until written (--wipe encrypts zeros there)",
+		  ct_of(c)->image, (mapped - written) / bs, written, mapped - 1);
+}
+
 int ct_auth_format(struct cli *c)
 {
 	struct ct *ct = ct_of(c);
@@ -254,9 +273,7 @@ int ct_auth_format(struct cli *c)
 		return err;
 	tool_verbose("cryptsetup open%s%s %s NAME", im.header ? " --header " : "",
 		     im.header ? cli_str(c, O_HEADER) : "", ct->image);
-	if (!im.wipe && r.geom.provided << 9 > r.payload_bytes)
-		tool_info("%s: the sectors after the payload fail to read until written (--wipe encrypts zeros there)",
-			  ct->image);
+	warn_untagged(c, &r, im.wipe);
 	if (c->json)
 		format_json(c, &r, &m, keyslot, &pbkdf);
 	return 0;
@@ -339,6 +356,8 @@ static void result_json(struct cli *c, const struct dmt_auth_result *r,
 	struct ct *ct = ct_of(c);
 	json_object *j = json_object_new_object();
 	json_object *bad = json_object_new_array();
+	json_object *bad512 = json_object_new_array();
+	json_object *bads = json_object_new_array();
 
 	cli_json_add_str(j, "image", ct->image);
 	if (out)
@@ -347,12 +366,23 @@ static void result_json(struct cli *c, const struct dmt_auth_result *r,
 	cli_json_add_str(j, "integrity", r->spec.integrity);
 	cli_json_add_u64(j, "data_offset", r->data_offset);
 	cli_json_add_u64(j, "mapped_size", r->mapped_bytes);
+	/* sectors, bad_sectors, first_bad_sectors: sector_size units;
+	 * first_bad (kept as it was) = first_bad_512: 512-byte units, as
+	 * the kernel names a failing sector */
+	cli_json_add_u64(j, "sector_size", (uint64_t)r->geom.spb << 9);
 	cli_json_add_u64(j, "sectors", r->sectors);
 	cli_json_add_u64(j, "bad_sectors", r->bad);
-	for (size_t i = 0; i < r->n_first_bad; i++)
+	for (size_t i = 0; i < r->n_first_bad; i++) {
 		json_object_array_add(bad, json_object_new_int64(
 						   (int64_t)r->first_bad[i]));
+		json_object_array_add(bad512, json_object_new_int64(
+						      (int64_t)r->first_bad[i]));
+		json_object_array_add(bads, json_object_new_int64(
+			(int64_t)(r->first_bad[i] / r->geom.spb)));
+	}
 	json_object_object_add(j, "first_bad", bad);
+	json_object_object_add(j, "first_bad_512", bad512);
+	json_object_object_add(j, "first_bad_sectors", bads);
 	cli_json_print(c, j);
 }
 
@@ -422,7 +452,7 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 
 	if (err)
 		return err;
-	auth_image(c, &im, out, "written");
+	auth_image(c, &im, ct->image, "written");
 	im.output = &ct->out_file;
 	im.allow_bad = allow;
 	err = dmt_auth_decrypt_image(&im, &r);

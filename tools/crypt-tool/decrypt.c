@@ -166,8 +166,9 @@ int ct_cmd_decrypt(struct cli *c)
 	if (err)
 		return err;
 	dmt_file_enable_direct(&ct->out_file);
-	tool_progress_init(&ct->progress, out, "written", c->progress_frequency,
-			   c->progress_json);
+	/* --progress-json "device": the image read, as in format and check */
+	tool_progress_init(&ct->progress, ct->image, "written",
+			   c->progress_frequency, c->progress_json);
 	err = ct_stream(c, &m, key, &ct->image_file, m.offset, &ct->out_file, 0,
 			bytes, 0, false);
 	tool_progress_finish(&ct->progress, !err);
