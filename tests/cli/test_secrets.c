@@ -19,7 +19,6 @@
 #if !defined(DMT_NO_LIBCRYPTSETUP) && __has_include(<libcryptsetup.h>)
 #include <criterion/criterion.h>
 #include <libcryptsetup.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,25 +60,7 @@ static char *p(const char *name)
 }
 
 /* sh in the test directory: "$CT" is crypt-tool, "$T" the build dir. */
-static int sh(char **out, char **err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int sh(char **out, char **err, const char *fmt, ...)
-{
-	char *cmd, *ct = realpath(th_tool("crypt-tool"), NULL);
-	va_list ap;
-	int rc;
-
-	cr_assert(ct, "crypt-tool not built");
-	va_start(ap, fmt);
-	cr_assert(vasprintf(&cmd, fmt, ap) >= 0);
-	va_end(ap);
-	rc = th_sh(out, err, "cd '%s' && CT='%s' T='%s' && %s", dir, ct,
-		   th_tool(""), cmd);
-	free(cmd);
-	free(ct);
-	return rc;
-}
+#define sh(out, err, ...) th_sh_tools(out, err, dir, "empty", __VA_ARGS__)
 
 static bool exists(const char *name)
 {

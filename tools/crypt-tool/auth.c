@@ -89,17 +89,7 @@ static int auth_header(struct cli *c, const struct dmt_auth_spec *s,
 		ct_print_why(c, &why, err, NULL, "cannot create the header");
 		return err;
 	}
-	err = ct_keyslot_params(c, &kp);
-	if (!err)
-		err = ct_read_passphrase(c, ct->image, true, &ct->pass);
-	if (err)
-		return err;
-	*keyslot = dmt_luks2_add_keyslot(ct->luks, &kp, ct->pass.p,
-					 ct->pass.len, &why);
-	err = *keyslot < 0 ? *keyslot : 0;
-	tool_secret_free(&ct->pass);
-	if (err)
-		ct_print_why(c, &why, err, NULL, "cannot add the keyslot");
+	err = ct_luks2_keyslot(c, &kp, keyslot);
 	*pbkdf = kp.pbkdf;
 	return err;
 }

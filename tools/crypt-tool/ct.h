@@ -131,10 +131,15 @@ int ct_cmd_check(struct cli *c);
 
 /* format.c: --data-from opened (differs from the image and --header). */
 int ct_open_payload(struct cli *c, uint64_t *size);
-/* LUKS2 without --sector-size: 512-byte sectors when the image's size
- * after format (need: what --device-size auto gives a new image, 0 if
- * always aligned) is not a multiple of 4096, as luksFormat reverts. */
+/* LUKS2 without --sector-size: 512-byte sectors, as luksFormat 2.6.1
+ * reverts, when --offset (sectors) is no multiple of 4096 or the image's
+ * size after format (need: what --device-size auto gives a new image, 0
+ * if always aligned) is no multiple of 4096 bytes. */
 int ct_luks2_default_sector(struct cli *c, struct ct_map *m, uint64_t need);
+/* After the header is created: the keyslot's costs (the benchmark), the
+ * passphrase (asked twice on a terminal), the keyslot added to ct->luks. */
+int ct_luks2_keyslot(struct cli *c, struct dmt_luks2_keyslot_params *kp,
+		     int *keyslot);
 /* decrypt.c: the LUKS2 header of the image (or --header) loaded into
  * ct->luks and unlocked with the passphrase (exit 2 when it is wrong). */
 int ct_luks2_unlock(struct cli *c);

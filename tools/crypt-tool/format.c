@@ -307,6 +307,26 @@ static int format_plain(struct cli *c, struct plan *pl)
 	return 0;
 }
 
+int ct_luks2_keyslot(struct cli *c, struct dmt_luks2_keyslot_params *kp,
+		     int *keyslot)
+{
+	struct ct *ct = ct_of(c);
+	struct dmt_reason why = { 0 };
+	int err = ct_keyslot_params(c, kp);
+
+	if (!err)
+		err = ct_read_passphrase(c, ct->image, true, &ct->pass);
+	if (err)
+		return err;
+	*keyslot = dmt_luks2_add_keyslot(ct->luks, kp, ct->pass.p, ct->pass.len,
+					 &why);
+	err = *keyslot < 0 ? *keyslot : 0;
+	tool_secret_free(&ct->pass);
+	if (err)
+		ct_print_why(c, &why, err, NULL, "cannot add the keyslot");
+	return err;
+}
+
 /* The header, its keyslot and the volume key, before any file opens. */
 static int luks2_header(struct cli *c, struct plan *pl)
 {
@@ -339,19 +359,9 @@ static int luks2_header(struct cli *c, struct plan *pl)
 		ct_print_why(c, &why, err, NULL, "cannot create the header");
 		return err;
 	}
-	err = ct_keyslot_params(c, &kp);
-	if (!err)
-		err = ct_read_passphrase(c, ct->image, true, &ct->pass);
+	err = ct_luks2_keyslot(c, &kp, &pl->keyslot);
 	if (err)
 		return err;
-	pl->keyslot = dmt_luks2_add_keyslot(ct->luks, &kp, ct->pass.p,
-					    ct->pass.len, &why);
-	err = pl->keyslot < 0 ? pl->keyslot : 0;
-	tool_secret_free(&ct->pass);
-	if (err) {
-		ct_print_why(c, &why, err, NULL, "cannot add the keyslot");
-		return err;
-	}
 	pl->pbkdf = kp.pbkdf;
 	dmt_luks2_get_segment(ct->luks, &seg);
 	pl->m.offset = seg.offset;
