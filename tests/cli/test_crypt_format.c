@@ -11,7 +11,6 @@
 #if !defined(DMT_NO_LIBCRYPTSETUP) && __has_include(<libcryptsetup.h>)
 #include <criterion/criterion.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,24 +49,7 @@ static void teardown(void)
 }
 
 /* sh in the test directory, "$CT" crypt-tool, stdin the passphrase. */
-static int sh(char **out, char **err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int sh(char **out, char **err, const char *fmt, ...)
-{
-	char *cmd, *ct = realpath(th_tool("crypt-tool"), NULL);
-	va_list ap;
-	int rc;
-
-	cr_assert(ct, "crypt-tool not built");
-	va_start(ap, fmt);
-	cr_assert(vasprintf(&cmd, fmt, ap) >= 0);
-	va_end(ap);
-	rc = th_sh(out, err, "cd '%s' && CT='%s' && %s < pw", dir, ct, cmd);
-	free(cmd);
-	free(ct);
-	return rc;
-}
+#define sh(out, err, ...) th_sh_tools(out, err, dir, "pw", __VA_ARGS__)
 
 static bool exists(const char *name)
 {
@@ -131,13 +113,29 @@ Test(crypt_format, offset_and_size_as_luksformat, .init = setup,
 	expect_both_refuse("--offset 100 --sector-size 512",
 			   "Data offset is not multiple of 4096 bytes.",
 			   "--offset 100");
-	/* an aligned offset: the same segment */
-	cr_assert_eq(sh(NULL, &err, "rm -f cs.img && truncate -s 20M cs.img && "
-			"cryptsetup luksFormat " CS_CHEAP " --offset 4104 cs.img && "
-			"\"$CT\" format " CHEAP " --offset 4104 --device-size 20M "
-			"--data-from pay ours.img"), 0, "%s", err);
+	/* an offset of 4096-byte blocks: the same segment; lib/setup.c
+	 * compares it in sectors with the sector size in bytes, so 4104
+	 * sectors give 512-byte sectors and 8192 keep 4096 */
+	for (int i = 0; i < 2; i++) {
+		err = NULL;
+		cr_assert_eq(sh(NULL, &err, "rm -f cs.img ours.img && truncate -s "
+				"20M cs.img && cryptsetup luksFormat " CS_CHEAP
+				" --offset %d cs.img && \"$CT\" format " CHEAP
+				" --offset %d --device-size 20M --data-from pay "
+				"ours.img", i ? 8192 : 4104, i ? 8192 : 4104), 0,
+			     "%s", err);
+		free(err);
+		expect_same_segment("ours.img", "cs.img");
+	}
+	/* size agrees with format's sector size (auto: whole sectors) */
+	err = NULL;
+	cr_expect_eq(sh(NULL, &err, "rm -f a.img && \"$CT\" format " CHEAP
+			" --offset 4104 --data-from pay a.img && test $(\"$CT\" size "
+			"--payload-size 100000 --offset 4104) = $(stat -c %%s a.img) "
+			"&& test $(stat -c %%s a.img) = $((4104 * 512 + 100352))"), 0,
+		     "%s", err);
 	free(err);
-	expect_same_segment("ours.img", "cs.img");
+	err = NULL;
 	/* a device size that is no multiple of 4096: 512-byte sectors
 	 * without --sector-size (new image, in place), refused with it */
 	err = NULL;
@@ -167,38 +165,42 @@ Test(crypt_format, offset_and_size_as_luksformat, .init = setup,
 	free(err);
 }
 
-/* Plain: any offset (cryptsetup open and dm-crypt take it), whole
- * sectors after it. */
-Test(crypt_format, plain_offset_any, .init = setup, .fini = teardown)
+/*
+ * Plain with sectors over 512 bytes: the kernel maps neither an offset nor
+ * an IV offset that is no multiple of the sector (cryptsetup open takes
+ * the first: dm-crypt's logical block is the sector, "start=3 not aligned
+ * to h/w logical block size 4096"; the second: "Invalid iv_offset
+ * sector"), nor bytes after the offset that are not whole sectors.
+ */
+Test(crypt_format, plain_offsets_the_kernel_maps, .init = setup,
+     .fini = teardown)
 {
+	static const char *const refused[][2] = {
+		{ "--offset 3", "--offset 3: not a multiple of the 4096-byte sector size" },
+		{ "--skip 5", "--skip 5: not a multiple of the 4096-byte sector size" },
+		{ "--offset 8 --device-size 1049088",
+		  "not a multiple of the 4096-byte --sector-size" },
+	};
 	char *err = NULL, *k64 = th_path(dir, "k64");
 
 	th_write_random_file(k64, 64, 9);
 	free(k64);
 	cr_expect_eq(sh(NULL, &err, "\"$CT\" format --type plain --key-file k64 "
-			"--sector-size 4096 --offset 3 --data-from pay p.img && "
-			"\"$CT\" decrypt --type plain --key-file k64 --sector-size "
-			"4096 --offset 3 p.img out && cmp -n 100000 pay out && "
-			"test $(stat -c %%s p.img) = $((3 * 512 + 102400))"), 0,
-		     "%s", err);
+			"--sector-size 4096 --offset 8 --skip 16 --data-from pay "
+			"p.img && \"$CT\" decrypt --type plain --key-file k64 "
+			"--sector-size 4096 --offset 8 --skip 16 p.img out && cmp "
+			"-n 100000 pay out && test $(stat -c %%s p.img) = "
+			"$((8 * 512 + 102400))"), 0, "%s", err);
 	free(err);
-	err = NULL;
-	cr_expect_eq(sh(NULL, &err, "\"$CT\" format --type plain --key-file k64 "
-			"--sector-size 4096 --offset 3 --device-size 1M "
-			"--data-from pay q.img"), 1, "%s", err);
-	cr_expect(strstr(err, "not a multiple of the 4096-byte --sector-size"),
-		  "%s", err);
-	free(err);
-	/* the IV offset is dm-crypt's to align (the kernel suite's
-	 * crypt-plain-offset-odd maps an odd offset with an aligned one) */
-	err = NULL;
-	cr_expect_eq(sh(NULL, &err, "\"$CT\" format --type plain --key-file k64 "
-			"--sector-size 4096 --skip 5 --data-from pay r.img"), 1,
-		     "%s", err);
-	cr_expect(strstr(err, "--skip 5: not a multiple of the 4096-byte sector size"),
-		  "%s", err);
-	cr_expect(!exists("r.img"));
-	free(err);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		err = NULL;
+		cr_expect_eq(sh(NULL, &err, "\"$CT\" format --type plain --key-file "
+				"k64 --sector-size 4096 %s --data-from pay r.img",
+				refused[i][0]), 1, "%s: %s", refused[i][0], err);
+		cr_expect(strstr(err, refused[i][1]), "%s: %s", refused[i][0], err);
+		cr_expect(!exists("r.img"), "%s: image left", refused[i][0]);
+		free(err);
+	}
 }
 
 /* The untagged-sectors warning exactly when check finds such sectors. */

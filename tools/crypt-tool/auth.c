@@ -281,6 +281,8 @@ int ct_auth_size(struct cli *c, uint64_t payload)
 	int err = auth_options(c, &s, &m);
 
 	if (!err)
+		err = ct_luks2_default_sector(c, &m, 0);
+	if (!err)
 		err = ct_luks2_params(c, &m, &p);
 	if (err)
 		return err;

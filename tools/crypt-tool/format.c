@@ -72,7 +72,8 @@ static int existing_size(const char *path, uint64_t *size)
 	int err;
 
 	*size = 0;
-	if (stat(path, &st) || (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)))
+	if (!path || stat(path, &st) ||
+	    (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)))
 		return 0;
 	if (S_ISREG(st.st_mode)) {
 		*size = (uint64_t)st.st_size;
@@ -99,6 +100,14 @@ int ct_luks2_default_sector(struct cli *c, struct ct_map *m, uint64_t need)
 		err = existing_size(ct->image, &have);
 	if (err || m->sector_size_given)
 		return err;
+	/* lib/setup.c compares the offset in 512-byte sectors with the
+	 * sector size in bytes: only offsets of 2 MiB multiples keep 4096 */
+	if (cli_num(c, O_OFFSET, 0) % 4096) {
+		m->sector_size = 512;
+		tool_info("--offset %" PRIu64 ": not a multiple of 4096 sectors: 512-byte sectors (as luksFormat without --sector-size: \"Data offset not aligned to sector size. Reverting to 512 bytes.\")",
+			  cli_num(c, O_OFFSET, 0));
+		return 0;
+	}
 	/* the size the image has once formatted (size_image's rule) */
 	if (given && !is_auto)
 		final = want;
@@ -108,10 +117,8 @@ int ct_luks2_default_sector(struct cli *c, struct ct_map *m, uint64_t need)
 		final = have > need ? have : need;
 	if (final % 4096 == 0)
 		return 0;
-	/* lib/setup.c: "Device size is not aligned to sector size.
-	 * Reverting to 512 bytes." */
 	m->sector_size = 512;
-	tool_info("%s: %" PRIu64 " bytes, not a multiple of 4096: 512-byte sectors (as luksFormat without --sector-size)",
+	tool_info("%s: %" PRIu64 " bytes, not a multiple of 4096: 512-byte sectors (as luksFormat without --sector-size: \"Device size is not aligned to sector size. Reverting to 512 bytes.\")",
 		  ct->image, final);
 	return 0;
 }

@@ -104,11 +104,18 @@ int ct_map_options(struct cli *c, struct ct_map *m)
 		return -EINVAL;
 	}
 	if (ct->type == CT_PLAIN) {
-		/* any offset: cryptsetup and dm-crypt take one that is not a
-		 * multiple of the sector size */
 		m->offset = cli_num(c, O_OFFSET, 0) * 512;
 		m->iv_offset = cli_num(c, O_SKIP, 0);
 		m->iv_large_sectors = cli_given(c, O_IV_LARGE);
+		/* cryptsetup takes it, the kernel does not: dm-crypt's
+		 * logical block is the sector ("start=N not aligned to h/w
+		 * logical block size") */
+		if (m->offset % m->sector_size) {
+			tool_err("--offset %" PRIu64 ": not a multiple of the %u-byte sector size (%u sectors): the kernel cannot map it",
+				 m->offset / 512, m->sector_size,
+				 m->sector_size / 512);
+			return -EINVAL;
+		}
 		/* dm-crypt's rule, with or without --iv-large-sectors
 		 * ("Invalid iv_offset sector") */
 		if (m->iv_offset % (m->sector_size / 512)) {
