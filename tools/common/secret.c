@@ -3,8 +3,9 @@
  * Key files and passphrases, read as cryptsetup 2.6.1 reads them
  * (secret.h has the rules).  A regular file's size is known before the
  * first byte is read, so its refusals come first and exact; a pipe is
- * read to the point the rule is decided.  Line mode reads a byte at a
- * time, so nothing after the newline is consumed (as cryptsetup).
+ * read to the point the rule is decided.  Line mode reads a stream a byte
+ * at a time, so nothing after the newline is consumed (as cryptsetup).
+ * Named files go through the library's I/O (its fault hook reaches them).
  */
 #include "tools/common/secret.h"
 
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <dmt/crypt.h>
+#include <dmt/io.h>
 
 #include "tools/common/tool-common.h"
 
@@ -24,9 +26,11 @@ struct reader {
 	const struct tool_secret_src *src;
 	const char *name;	/* the path, or "stdin" */
 	const char *what;	/* "key file", "input" */
+	struct dmt_file file;	/* a named file (the I/O fault hook sees it) */
 	int fd;
 	bool regular;
-	uint64_t left;		/* regular: bytes after the position */
+	bool positioned;	/* a named regular file: read at pos */
+	uint64_t pos, left;	/* regular: position, bytes after it */
 	size_t max;
 };
 
@@ -76,7 +80,10 @@ static int skip_offset(struct reader *r)
 	}
 	if (r->regular) {
 		r->left -= off;
-		return off && lseek(r->fd, (off_t)off, SEEK_CUR) < 0 ? -errno : 0;
+		r->pos += off;
+		if (r->positioned || !off)
+			return 0;
+		return lseek(r->fd, (off_t)off, SEEK_CUR) < 0 ? -errno : 0;
 	}
 	while (done < off) {
 		size_t n = off - done < sizeof(junk) ? (size_t)(off - done) :
@@ -99,6 +106,29 @@ static int skip_offset(struct reader *r)
 	return 0;
 }
 
+/* A named regular file: what is there up to want, in one read; a line
+ * ends at its newline. */
+static int read_positioned(struct reader *r, size_t want,
+			   struct tool_secret *s, bool *newline)
+{
+	size_t n = r->left < want ? (size_t)r->left : want;
+	uint8_t *eol;
+	int err = secret_resize(s, n);
+
+	if (!err)
+		err = dmt_pread_full(&r->file, s->p, n, r->pos);
+	if (err)
+		return err;
+	s->len = n;
+	eol = r->src->line ? memchr(s->p, '\n', n) : NULL;
+	if (eol) {
+		*newline = true;
+		s->len = (size_t)(eol - s->p);
+		dmt_secure_wipe(eol, n - s->len);
+	}
+	return 0;
+}
+
 /* Up to want bytes (a line's bytes in line mode: *newline tells). */
 static int read_bytes(struct reader *r, size_t want, struct tool_secret *s,
 		      bool *newline)
@@ -107,6 +137,8 @@ static int read_bytes(struct reader *r, size_t want, struct tool_secret *s,
 	int err = 0;
 
 	*newline = false;
+	if (r->positioned)
+		return read_positioned(r, want, s, newline);
 	while (!err && s->len < want) {
 		ssize_t got;
 
@@ -182,11 +214,14 @@ static int open_source(struct reader *r)
 	struct stat st;
 	off_t pos;
 
+	int err;
+
 	r->fd = STDIN_FILENO;
 	if (path && strcmp(path, "-")) {
-		r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (r->fd < 0)
-			return -errno;
+		err = dmt_file_open(&r->file, path, DMT_OPEN_READ);
+		if (err)
+			return err;
+		r->fd = r->file.fd;
 	}
 	if (isatty(r->fd)) {
 		tool_err("%s: cannot read a %s from a terminal", r->name, r->what);
@@ -197,6 +232,7 @@ static int open_source(struct reader *r)
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
 	r->regular = S_ISREG(st.st_mode);
+	r->positioned = r->regular && r->fd != STDIN_FILENO;
 	if (r->regular) {
 		/* stdin may be a file already partly read */
 		pos = lseek(r->fd, 0, SEEK_CUR);
@@ -217,6 +253,7 @@ int tool_read_secret(const struct tool_secret_src *src,
 	};
 	int err;
 
+	dmt_file_init(&r.file);
 	tool_secret_free(out);
 	err = open_source(&r);
 	if (!err)
@@ -232,8 +269,7 @@ int tool_read_secret(const struct tool_secret_src *src,
 	}
 	if (!err)
 		err = check_bytes(&r, out, newline);
-	if (r.fd >= 0 && r.fd != STDIN_FILENO)
-		close(r.fd);
+	dmt_file_close(&r.file);
 	if (err)
 		tool_secret_free(out);
 	return err;
