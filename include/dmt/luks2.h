@@ -201,7 +201,9 @@ int dmt_luks2_af_merge(const uint8_t *in, size_t key_len, unsigned int stripes,
  * limits of dmt_luks2_pbkdf_limit, then memory_kb (the ceiling) and time
  * (iterations, at least 4) from wall-clock runs: memory raised first (from
  * 64 MiB or the ceiling if lower), time when the memory is at its ceiling;
- * a target under the cost of 64 MiB at time 4 gives those.
+ * a target under the cost of 64 MiB at time 4 gives those.  Run by root,
+ * the measurements run at nice -18 (as libcryptsetup's); the calling
+ * thread's priority is restored after.
  */
 int dmt_luks2_pbkdf_benchmark(struct dmt_luks2_pbkdf *k, unsigned int target_ms,
 			      size_t key_len, struct dmt_reason *r);

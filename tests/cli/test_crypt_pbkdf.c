@@ -34,7 +34,7 @@
 
 #include "tests/support/helpers.h"
 
-#define ROUNDS 3
+#define ROUNDS 5
 
 /*
  * AddressSanitizer intercepts the memcpy and malloc that OpenSSL's PBKDF2
