@@ -211,13 +211,13 @@ static int check_bytes(struct reader *r, const struct tool_secret *s,
 static int open_source(struct reader *r)
 {
 	const char *path = r->src->path;
+	bool named = path && strcmp(path, "-");
 	struct stat st;
 	off_t pos;
-
 	int err;
 
 	r->fd = STDIN_FILENO;
-	if (path && strcmp(path, "-")) {
+	if (named) {
 		err = dmt_file_open(&r->file, path, DMT_OPEN_READ);
 		if (err)
 			return err;
@@ -232,7 +232,7 @@ static int open_source(struct reader *r)
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
 	r->regular = S_ISREG(st.st_mode);
-	r->positioned = r->regular && r->fd != STDIN_FILENO;
+	r->positioned = r->regular && named;
 	if (r->regular) {
 		/* stdin may be a file already partly read */
 		pos = lseek(r->fd, 0, SEEK_CUR);
