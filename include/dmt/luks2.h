@@ -90,7 +90,8 @@ struct dmt_luks2_params {
 					 * 128 MiB), or 16M - 2 * metadata
 					 * without a data offset; shrunk to
 					 * fit below the data offset */
-	uint64_t data_offset;		/* bytes; 0 with !detached: 16 MiB;
+	uint64_t data_offset;		/* bytes, a multiple of 4096 (as
+					 * luksFormat); 0 with !detached: 16 MiB;
 					 * write zeroes what lies between the
 					 * keyslots area and it */
 	bool detached;			/* header without data (--header):
@@ -98,7 +99,11 @@ struct dmt_luks2_params {
 	const char *uuid;		/* NULL: random */
 	const char *label, *subsystem;	/* NULL: none */
 	const char *digest_hash;	/* NULL: "sha256" (also AF hash) */
-	uint32_t digest_iterations;	/* 0: 1000 */
+	uint32_t digest_iterations;	/* 0: as luksFormat benchmarks them
+					 * (PBKDF2 of the volume key's length
+					 * for 125 ms of CPU, at least 1000);
+					 * 1000 is luksFormat's with
+					 * --pbkdf-force-iterations */
 };
 
 struct dmt_luks2_keyslot_params {
@@ -217,13 +222,23 @@ int dmt_luks2_af_split(const uint8_t *key, size_t key_len, unsigned int stripes,
 int dmt_luks2_af_merge(const uint8_t *in, size_t key_len, unsigned int stripes,
 		       const char *hash, uint8_t *key);
 /*
- * Costs that take about target_ms here (cryptsetup's --iter-time):
- * pbkdf2 (type NULL too): iterations, at least 1000.  argon2i/argon2id:
- * memory_kb (0: 1 GiB) capped to half the RAM, parallel (0: 4), time 4;
- * too slow reduces the memory (not below 32 KiB), too fast raises time.
+ * Costs that take about target_ms here (cryptsetup's --iter-time), as
+ * cryptsetup 2.6.1 chooses them (lib/crypt/luks2_bench.c has the rules):
+ * pbkdf2 (type NULL too): iterations for key_len output bytes from the
+ * CPU time of a PBKDF2 run, at least 1000.  argon2i/argon2id: the
+ * limits of dmt_luks2_pbkdf_limit, then memory_kb (the ceiling) and time
+ * (iterations, at least 4) from wall-clock runs: memory raised first (from
+ * 64 MiB or the ceiling if lower), time when the memory is at its ceiling;
+ * a target under the cost of 64 MiB at time 4 gives those.  Run by root,
+ * the measurements run at nice -18 (as libcryptsetup's); the calling
+ * thread's priority is restored after.
  */
 int dmt_luks2_pbkdf_benchmark(struct dmt_luks2_pbkdf *k, unsigned int target_ms,
 			      size_t key_len, struct dmt_reason *r);
+/* cryptsetup's limits of an argon2 keyslot, forced costs too: memory_kb
+ * (0: 1 GiB) at most half the RAM, parallel (0: 4) at most 4 and at most
+ * the online CPUs.  Nothing for pbkdf2. */
+void dmt_luks2_pbkdf_limit(struct dmt_luks2_pbkdf *k);
 /* AF material size rounded up to 512-byte sectors (what gets encrypted). */
 size_t dmt_luks2_af_sectors_size(size_t key_len, unsigned int stripes);
 

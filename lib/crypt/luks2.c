@@ -100,9 +100,14 @@ static int create_geometry(struct dmt_luks2_params *p, struct dmt_reason *r)
 				      "metadata_size", p->metadata_size);
 	if (!p->data_offset && !p->detached)
 		p->data_offset = DMT_LUKS2_DEFAULT_DATA_OFFSET;
-	if (p->data_offset % p->sector_size)
-		return dmt_reason_set(r, -EINVAL, DMT_REASON_NOT_ALIGNED,
-				      "data_offset", p->data_offset);
+	/* crypt_set_data_offset's rule, whatever the sector size */
+	if (p->data_offset % LUKS2_AREA_ALIGN) {
+		dmt_reason_set(r, -EINVAL, DMT_REASON_NOT_ALIGNED,
+			       "data_offset", p->data_offset);
+		if (r)
+			r->max = LUKS2_AREA_ALIGN;
+		return -EINVAL;
+	}
 	return keyslots_geometry(p, r);
 }
 
@@ -156,12 +161,21 @@ static int create_key(struct dmt_luks2 *h, struct dmt_luks2_params *p,
 		return ret;
 	if (!p->digest_hash)
 		p->digest_hash = "sha256";
-	if (!p->digest_iterations)
-		p->digest_iterations = 1000;
-	md = EVP_get_digestbyname(p->digest_hash);
-	if (!md)
-		return dmt_reason_set(r, -EINVAL, DMT_REASON_UNKNOWN_ALG,
-				      "digest_hash", 0);
+	md = dmt_crypt_hash_usable(p->digest_hash) ?
+		     EVP_get_digestbyname(p->digest_hash) : NULL;
+	if (!md) {
+		dmt_reason_set(r, -EINVAL, DMT_REASON_UNKNOWN_ALG,
+			       "digest_hash", 0);
+		if (r)
+			r->name = p->digest_hash;
+		return -EINVAL;
+	}
+	/* luksFormat benchmarks it (125 ms) unless told not to */
+	ret = p->digest_iterations ? 0 :
+	      luks2_digest_iterations(p->digest_hash, h->vk_len,
+				      &p->digest_iterations);
+	if (ret)
+		return dmt_reason_set(r, ret, DMT_REASON_LUKS2_KDF, "pbkdf", 0);
 	ret = dmt_random_bytes(dsalt, sizeof(dsalt));
 	if (!ret)
 		ret = luks2_digest_compute(p->digest_hash, p->digest_iterations,

@@ -90,4 +90,22 @@ int luks2_digest_compute(const char *hash, uint32_t iterations,
 int luks2_area_crypt(const char *cipher, const uint8_t *key, size_t key_len,
 		     bool enc, uint8_t *buf, size_t len, struct dmt_reason *r);
 
+/* luks2_bench.c: cryptsetup 2.6.1's cost rules */
+/* PBKDF2 iterations of key_len output bytes for target_ms of CPU here
+ * (at least 1000); the volume-key digest's: target 125 ms. */
+int luks2_pbkdf2_iterations(const char *hash, size_t key_len,
+			    uint32_t target_ms, uint32_t *iterations);
+int luks2_digest_iterations(const char *hash, size_t vk_len,
+			    uint32_t *iterations);
+/* One Argon2 run at time cost t and memory m (KiB): its wall time. */
+struct luks2_argon2_timer {
+	int (*run)(void *ctx, uint32_t t, uint32_t m, long *ms);
+	void *ctx;
+};
+/* The time cost and memory crypt_argon2_check would choose for
+ * target_ms under memory ceiling max_m, measuring with tm. */
+int luks2_argon2_search(const struct luks2_argon2_timer *tm, uint32_t max_m,
+			uint32_t parallel, uint32_t target_ms, uint32_t *t_out,
+			uint32_t *m_out);
+
 #endif /* DMT_LIB_CRYPT_LUKS2_PRIV_H */

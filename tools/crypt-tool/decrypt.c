@@ -56,7 +56,7 @@ int ct_luks2_unlock(struct cli *c)
 	if (err)
 		return err;
 	err = dmt_luks2_unlock(ct->luks, slot, ct->pass.p, ct->pass.len, &why);
-	ct_secret_free(&ct->pass);
+	tool_secret_free(&ct->pass);
 	if (err < 0) {
 		ct_print_why(c, &why, err, NULL, "cannot unlock");
 		return err == -EPERM ? TOOL_EXIT_VERIFY : err;
@@ -178,8 +178,9 @@ int ct_cmd_decrypt(struct cli *c)
 	if (err)
 		return err;
 	dmt_file_enable_direct(&ct->out_file);
-	tool_progress_init(&ct->progress, out, "written", c->progress_frequency,
-			   c->progress_json);
+	/* --progress-json "device": the image read, as in format and check */
+	tool_progress_init(&ct->progress, ct->image, "written",
+			   c->progress_frequency, c->progress_json);
 	err = ct_stream(c, &m, key, &ct->image_file, m.offset, &ct->out_file, 0,
 			bytes, 0, false);
 	tool_progress_finish(&ct->progress, !err);

@@ -18,6 +18,7 @@
 #include <dmt/sign.h>
 
 #include "tools/common/cli.h"
+#include "tools/common/secret.h"
 
 enum fvt_cmd { CMD_DIGEST, CMD_SIGN, CMD_COUNT };
 
@@ -109,7 +110,7 @@ struct fvt {
 	struct tool_progress progress;
 	/* the command's per-result action (print, sign) */
 	int (*emit)(struct cli *c, struct fvt_entry *e);
-	char *pass;			/* sign: passphrase, wiped */
+	struct tool_secret pass;	/* sign: passphrase, locked, wiped */
 	struct dmt_signer *signer;	/* sign: the loaded key */
 	const char *sigfile;		/* sign FILE SIGFILE */
 };

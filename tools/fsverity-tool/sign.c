@@ -56,41 +56,10 @@ static int sign_error(const char *key, const char *cert, bool pass, int err)
 	}
 }
 
-/* --key-passphrase-file: its first line, at most 1 KiB. */
-static int read_passphrase(const char *path, char **out)
+/* The passphrase as OpenSSL takes it (NULL: none given). */
+static const char *pass_of(const struct fvt *f)
 {
-	enum { MAX = 1024 };
-	char *buf = calloc(1, MAX + 2);
-	FILE *in = fopen(path, "re");
-	size_t n = 0;
-	int rc = 0;
-
-	if (!in || !buf) {
-		rc = !buf ? -ENOMEM : -errno;
-		if (rc != -ENOMEM)
-			tool_err_errno(path, "cannot read the passphrase file",
-				       rc);
-		goto out;
-	}
-	n = fread(buf, 1, MAX + 1, in);
-	buf[strcspn(buf, "\r\n")] = 0;
-	if (ferror(in) || (n > MAX && strlen(buf) == n)) {
-		tool_err("%s: cannot read a passphrase (at most %d bytes) "
-			 "from it",
-			 path, MAX);
-		rc = ferror(in) ? -EIO : -EINVAL;
-		goto out;
-	}
-	*out = buf;
-	buf = NULL;
-out:
-	if (buf) {
-		OPENSSL_cleanse(buf, MAX + 2);
-		free(buf);
-	}
-	if (in)
-		fclose(in);
-	return rc;
+	return (const char *)f->pass.p;
 }
 
 static const char *key_of(struct cli *c)
@@ -113,7 +82,7 @@ static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
 
 	if (err) {
 		f->stop = true; /* the same key fails for every file */
-		return sign_error(key_of(c), cert_of(c), f->pass != NULL, err);
+		return sign_error(key_of(c), cert_of(c), pass_of(f) != NULL, err);
 	}
 	return 0;
 }
@@ -250,7 +219,7 @@ static int sign_range(void *ctx, unsigned int worker, uint64_t begin,
 	int err = 0;
 
 	if (!j->signers[worker])
-		err = dmt_signer_new(key_of(j->c), cert_of(j->c), f->pass,
+		err = dmt_signer_new(key_of(j->c), cert_of(j->c), pass_of(f),
 				     &j->signers[worker]);
 	for (uint64_t i = begin; !err && i < end; i++) {
 		uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX];
@@ -282,7 +251,7 @@ static int sign_window(struct sign_job *j, size_t n, unsigned int threads)
 
 	if (err) {
 		f->stop = true;
-		return sign_error(key_of(j->c), cert_of(j->c), f->pass != NULL,
+		return sign_error(key_of(j->c), cert_of(j->c), pass_of(f) != NULL,
 				  err);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -387,10 +356,10 @@ static int load_key(struct cli *c)
 	struct fvt *f = fvt_of(c);
 	uint8_t *sig = NULL;
 	size_t len = 0;
-	int err = dmt_signer_new(key_of(c), cert_of(c), f->pass, &f->signer);
+	int err = dmt_signer_new(key_of(c), cert_of(c), pass_of(f), &f->signer);
 
 	if (err)
-		return sign_error(key_of(c), cert_of(c), f->pass != NULL, err);
+		return sign_error(key_of(c), cert_of(c), pass_of(f) != NULL, err);
 	err = sign_bytes(c, "probe", 5, &sig, &len);
 	free(sig);
 	return err;
@@ -404,7 +373,8 @@ int fvt_cmd_sign(struct cli *c)
 	if (!err)
 		err = sign_form(c, &nfiles);
 	if (!err && cli_given(c, O_PASS_FILE))
-		err = read_passphrase(cli_str(c, O_PASS_FILE), &f->pass);
+		err = tool_read_passphrase_line(cli_str(c, O_PASS_FILE),
+						&f->pass);
 	if (!err)
 		err = load_key(c);
 	if (err)

@@ -219,10 +219,7 @@ static void cleanup(struct cli *c)
 	fvt_list_free(&f->list);
 	dmt_signer_free(f->signer);
 	free(f->salt);
-	if (f->pass) {
-		OPENSSL_cleanse(f->pass, strlen(f->pass));
-		free(f->pass);
-	}
+	tool_secret_free(&f->pass);
 }
 
 const struct cli_tool fsverity_tool = {
