@@ -194,6 +194,8 @@ cross_one() {
 
 	# Tests run the tools as $DMT_BUILD/<tool>: host shell wrappers that
 	# start the static foreign binaries under qemu (QEMU_CPU inherited).
+	# -0 passes the name the wrapper was called by, so a tool started
+	# through a symlink (fsverity-tool as "fsverity") sees that name.
 	run_dir="$O/qemu-run"
 	rm -rf "$run_dir"
 	mkdir -p "$run_dir"
@@ -201,7 +203,7 @@ cross_one() {
 		n=${e##*/}
 		case "$n" in
 		*-tool)
-			printf '#!/bin/sh\nexec qemu-%s "%s" "$@"\n' "$qarch" \
+			printf '#!/bin/sh\nexec qemu-%s -0 "$0" "%s" "$@"\n' "$qarch" \
 				"$e" >"$run_dir/$n"
 			chmod +x "$run_dir/$n"
 			;;
