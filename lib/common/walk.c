@@ -256,6 +256,12 @@ int dmt_walk_extents_print(struct dmt_file *f, uint64_t off, uint64_t end,
 		err = dmt_file_next_data(f, pos, end, &ds, &de);
 		if (err)
 			return err;
+		/* what no file system says (a device that ignores the
+		 * offset): data from here on */
+		if (ds < pos)
+			ds = pos, de = end;
+		else if (ds < end && de <= ds)
+			de = end;
 		if (print)
 			dmt_hole_print_add(print, pos, ds - pos);
 		if (ds >= end)
