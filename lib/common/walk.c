@@ -24,6 +24,7 @@ void dmt_walk_init(struct dmt_walk *w, unsigned int threads,
 	w->total = total;
 	w->step = DMT_WALK_PROGRESS_STEP;
 	w->stop_at = UINT64_MAX;
+	w->unfinished = UINT64_MAX;
 	pthread_mutex_init(&w->lock, NULL);
 }
 
@@ -87,6 +88,11 @@ int dmt_walk_progress(struct dmt_walk *w, uint64_t bytes)
 	return ret;
 }
 
+uint64_t dmt_walk_unfinished(const struct dmt_walk *w)
+{
+	return w->unfinished;
+}
+
 const struct dmt_file *dmt_walk_error_file(const struct dmt_walk *w)
 {
 	return w->failed ? w->err_file : NULL;
@@ -103,6 +109,14 @@ struct run {
 	uint64_t first;			/* first item of the window */
 };
 
+static void note_unfinished(struct dmt_walk *w, uint64_t item)
+{
+	pthread_mutex_lock(&w->lock);
+	if (item < w->unfinished)
+		w->unfinished = item;
+	pthread_mutex_unlock(&w->lock);
+}
+
 static int run_chunk(void *ctx, unsigned int worker, uint64_t begin,
 		     uint64_t end)
 {
@@ -112,16 +126,16 @@ static int run_chunk(void *ctx, unsigned int worker, uint64_t begin,
 	int err;
 
 	cur_item = item;
-	/* -ECANCELED only stops dmt_parallel_for handing out more */
-	if (dmt_walk_stopped(w))
-		return -ECANCELED;
-	err = r->pass->fn(r->pass->ctx, worker, r->first + begin,
-			  r->first + end);
-	if (err) {
+	if (!dmt_walk_stopped(w)) {
+		err = r->pass->fn(r->pass->ctx, worker, r->first + begin,
+				  r->first + end);
+		if (!err)
+			return 0;
 		dmt_walk_fail(w, err, NULL, 0);
-		return -ECANCELED;
 	}
-	return 0;
+	note_unfinished(w, item);
+	/* only stops dmt_parallel_for handing out more */
+	return -ECANCELED;
 }
 
 /* A window hook, as if it were the window's first item. */
@@ -129,10 +143,15 @@ static int hook(struct dmt_walk *w, const struct dmt_walk_pass *pass,
 		int (*fn)(void *, uint64_t, uint64_t), uint64_t b0,
 		uint64_t b1)
 {
+	int err;
+
 	cur_item = pass->base + b0;
 	if (!fn || dmt_walk_stopped(w))
 		return 0;
-	return dmt_walk_fail(w, fn(pass->ctx, b0, b1), NULL, 0);
+	err = dmt_walk_fail(w, fn(pass->ctx, b0, b1), NULL, 0);
+	if (err)
+		note_unfinished(w, cur_item);
+	return err;
 }
 
 int dmt_walk_run(struct dmt_walk *w, const struct dmt_walk_pass *pass)

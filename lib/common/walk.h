@@ -49,6 +49,7 @@ struct dmt_walk {
 	uint64_t err_item;
 	const struct dmt_file *err_file;	/* its file, if an I/O error */
 	int err_code;			/* the caller's reason code for it */
+	uint64_t unfinished;		/* see dmt_walk_unfinished() */
 };
 
 /* One pass over items [0, items), chunk items per call of fn. */
@@ -91,6 +92,14 @@ int dmt_walk_fail(struct dmt_walk *w, int err, const struct dmt_file *f,
 /* True when the item being run on this thread need not finish (an error
  * at a lower item, or cancellation). */
 bool dmt_walk_stopped(struct dmt_walk *w);
+
+/*
+ * The lowest item (walk-wide number) of the passes run so far that may
+ * not have finished (it failed, or was skipped after a failure or a
+ * cancellation); UINT64_MAX when every item finished.  Items are handed
+ * out in order, so every item below it finished: where to resume.
+ */
+uint64_t dmt_walk_unfinished(const struct dmt_walk *w);
 
 /* The first error's file and code (NULL / 0 when none). */
 const struct dmt_file *dmt_walk_error_file(const struct dmt_walk *w);

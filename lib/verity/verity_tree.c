@@ -84,6 +84,16 @@ static int zero_digest(struct vt *t)
 			     t->g.digest_size, 0, 0, 0, t->zero_digest);
 }
 
+/* Blocks of bs bytes in a work item: a power of two, VT_ITEM_BYTES or
+ * a thread's share of the memory budget if smaller, at least one. */
+static uint64_t item_blocks(unsigned int threads, uint32_t bs)
+{
+	uint64_t n = dmt_walk_share(DMT_WALK_MEM_BUDGET, threads, bs, bs,
+				    VT_ITEM_BYTES) / bs;
+
+	return 1ull << (63 - __builtin_clzll(n));
+}
+
 int vt_init(struct vt *t, const struct dmt_verity_params *p,
 	    struct dmt_file *data, struct dmt_file *hash, bool need_parent)
 {
@@ -125,16 +135,13 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 		return -EINVAL;
 
 	t->hpb = 1u << t->g.hash_per_block_bits;
-	t->item_blocks = VT_ITEM_BYTES / t->g.data_block_size;
-	t->hitem_blocks = VT_ITEM_BYTES / t->g.hash_block_size;
-	if (!t->item_blocks)
-		t->item_blocks = 1;
-	if (!t->hitem_blocks)
-		t->hitem_blocks = 1;
-	/* every worker has ~1 MiB of buffers: no more than there is work */
 	t->threads = t->p.threads ? t->p.threads : dmt_default_threads();
 	if (t->threads > VT_MAX_THREADS)
 		t->threads = VT_MAX_THREADS;
+	/* a worker's buffers: its share of the budget, at most an item */
+	t->item_blocks = item_blocks(t->threads, t->g.data_block_size);
+	t->hitem_blocks = item_blocks(t->threads, t->g.hash_block_size);
+	/* no more workers than there is work */
 	if (t->threads > t->g.data_blocks / t->item_blocks + 1)
 		t->threads =
 			(unsigned int)(t->g.data_blocks / t->item_blocks + 1);
