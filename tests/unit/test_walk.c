@@ -276,6 +276,7 @@ struct seen {
 	uint64_t window;	/* 0: one window */
 	uint64_t progress_calls, last_done, cancel_after;
 	bool after_cancel;
+	uint64_t unfinished;	/* dmt_walk_unfinished() after the run */
 };
 
 static int visit(void *ctx, unsigned int worker, uint64_t b, uint64_t e)
@@ -349,6 +350,7 @@ static void run(struct seen *s, unsigned int threads, int *ret)
 	w.step = 4096;
 	s->w = &w;
 	*ret = dmt_walk_run(&w, &pass);
+	s->unfinished = dmt_walk_unfinished(&w);
 	if (s->after_cancel)
 		cr_expect_eq(dmt_walk_progress(&w, 1), -EINTR,
 			     "still cancelled afterwards");
@@ -372,6 +374,7 @@ Test(walk, windows_and_progress_totals)
 			     "the last report is the total");
 		/* every 4096 bytes, and the end */
 		cr_expect_eq(s->progress_calls, N_ITEMS * 512 / 4096);
+		cr_expect_eq(s->unfinished, UINT64_MAX, "every item finished");
 		free(s);
 	}
 }
@@ -393,6 +396,12 @@ Test(walk, cancel_mid_walk)
 		cr_expect_geq(ran, 300);
 		cr_expect_lt(ran, 500, "the walk went on after the cancel");
 		cr_expect_lt(s->windows, 5);
+		/* where to resume: everything below it ran */
+		cr_expect_leq(s->unfinished, ran);
+		for (uint64_t i = 0; i < s->unfinished; i++)
+			cr_assert_eq(s->visits[i], 1, "item %lu below the "
+				     "unfinished one did not run",
+				     (unsigned long)i);
 		free(s);
 	}
 }
@@ -416,6 +425,10 @@ Test(walk, first_error_in_item_order)
 			cr_assert_eq(s->visits[i], 1,
 				     "item %d below the failure did not run", i);
 		cr_assert_eq(s->visits[800], 0);
+		/* the failing item's chunk (7 items) may not have finished */
+		cr_expect(s->unfinished <= 370 && s->unfinished > 370 - 7,
+			  "resume at the failure's chunk, not %lu",
+			  (unsigned long)s->unfinished);
 		free(s);
 	}
 }
