@@ -24,12 +24,8 @@ O := build-$(subst $(comma),-,$(SANITIZE))
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
-# Dependencies come from pkg-config where Debian ships .pc files.
-PKGS := libcrypto popt uuid json-c libxxhash
-DEP_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lcrypto -lpopt -luuid -ljson-c -lxxhash)
-TEST_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null || echo -lcriterion)
-
+# Dependencies: scripts/configure.sh writes DEP_CFLAGS, DEP_LIBS, TEST_LIBS
+# and the optional libraries' HAVE_* into $(O)/config.mk (see below).
 ALL_CFLAGS = $(BASE_CFLAGS) $(DEP_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS)
 ALL_LDFLAGS = -pthread $(LDFLAGS) $(SAN_FLAGS)
 
@@ -90,18 +86,52 @@ isa_flags = $(ISA_FLAGS_$(basename $(notdir $(1))))
 all: tools
 tools: $(TOOLS)
 
-# ---- build dependencies (installed through apt when root) ----
-DEPS_STAMP := $(O)/.deps-ok
-deps: $(DEPS_STAMP)
-$(DEPS_STAMP): scripts/deps.sh
+# ---- configuration: dependencies first, then the probes ----
+# $(O)/config.mk is an included makefile with a rule, so make remakes it
+# before anything else and restarts with what it found: the rule installs
+# the missing Debian packages of the step (scripts/deps.sh, as root;
+# NO_DEPS=1 only names them), then probes (scripts/configure.sh).  The
+# files are rewritten only when an answer changes, and the objects depend
+# on $(CONFIG_LIB) (the test objects also on $(CONFIG_TEST)), so a library
+# installed or removed later rebuilds what it affects.  The goals that
+# build the test binary take the check step: its libraries and oracles are
+# installed before anything is compiled.
+CONFIG_LIB := $(O)/config/lib.cfg
+CONFIG_TEST := $(O)/config/test.cfg
+NOCONFIG_GOALS := clean help check-fresh deb
+CHECK_GOALS := check test-build check-valgrind $(TEST_BIN)
+DEPS_STEP := $(if $(filter $(CHECK_GOALS),$(MAKECMDGOALS)),check,build)
+CONFIG_ENV = PKG_CONFIG="$(PKG_CONFIG)" CC="$(CC)" CFLAGS="$(CFLAGS)" \
+	CPPFLAGS="$(CPPFLAGS)" WITHOUT_ARGON2="$(WITHOUT_ARGON2)" \
+	VERSION="$(VERSION)" ISA_FEATURES="$(ISA_FEATURES)"
+ifneq ($(filter-out $(NOCONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
+ifeq ($(findstring q,$(firstword -$(MAKEFLAGS))),)
+include $(O)/config.mk
+$(O)/config.mk: FORCE
 	$(Q)mkdir -p $(O)
-	$(Q)PKG_CONFIG="$(PKG_CONFIG)" CC="$(CC)" sh scripts/deps.sh build
-	$(Q)touch $@
+	$(Q)$(CONFIG_ENV) sh scripts/deps.sh $(DEPS_STEP)
+	$(Q)$(CONFIG_ENV) sh scripts/configure.sh $(O) $(DEPS_STEP)
+else
+# make -q (scripts/cross-check.sh asks it per object) answers from the
+# configuration as it stands
+-include $(O)/config.mk
+endif
+endif
+deps:
 
-$(O)/%.o: %.c | $(DEPS_STAMP)
+# What --version prints: the optional library and the ISA backends built in.
+ISA_FEATURES := $(sort $(foreach f,$(LIB_SRCS),$(if $(findstring /arch/,$(f)),\
+	$(lastword $(subst _, ,$(basename $(notdir $(f)))))))) \
+	$(if $(filter s390x,$(ARCH)),cpacf)
+BUILD_FEATURES = $(if $(HAVE_ARGON2),+argon2,-argon2) \
+	$(addprefix +,$(ISA_FEATURES))
+BASE_CFLAGS += -DDMT_BUILD_FEATURES='"$(strip $(BUILD_FEATURES))"'
+
+$(O)/%.o: %.c $(CONFIG_LIB)
 	$(qecho) CC $<
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(call isa_flags,$<) -MMD -MP -c -o $@ $<
+$(TEST_OBJS): $(CONFIG_TEST)
 
 $(LIB): $(LIB_OBJS)
 	$(qecho) AR $@
@@ -122,7 +152,6 @@ test-build: $(TEST_BIN) $(TOOLS)
 
 # CRITERION_FLAGS: e.g. --filter='hash/*' ; tests find the tools via DMT_BUILD.
 check: test-build
-	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh check
 	DMT_BUILD=$(abspath $(O)) DMT_SRC=$(CURDIR) \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 		$(TEST_BIN) -j$(shell nproc) $(CRITERION_FLAGS)
@@ -156,9 +185,13 @@ help:
 	@echo '                 and libdmt.pc (PREFIX, BINDIR, LIBDIR, INCLUDEDIR, DESTDIR)'
 	@echo '  shared         build libdmt.so (own -fPIC objects) and libdmt.pc'
 	@echo '  check-install  install into a DESTDIR and build a program against it'
+	@echo '  check-fresh    the README quick start on a new Debian 12 root (mmdebstrap),'
+	@echo '                 then the Debian packages built, installed and used there'
+	@echo '  deb            Debian packages (dmt-tools, libdmt0, libdmt-dev) in $$(O)/deb'
 	@echo '  clean          remove build directories'
 	@echo 'Variables: CC, CFLAGS, CPPFLAGS, LDFLAGS, PKG_CONFIG, O=builddir, V=1,'
-	@echo '  SANITIZE=address,undefined, NO_DEPS=1 (never install packages)'
+	@echo '  SANITIZE=address,undefined, NO_DEPS=1 (never install packages),'
+	@echo '  WITHOUT_ARGON2=1 (build without libargon2: LUKS2 takes pbkdf2 only)'
 
 # Module fragments (kernel suite, cross builds, bench, fuzz...).
 -include mk/*.mk

@@ -10,7 +10,7 @@ IT=$bin/integrity-tool
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dmt-seeds-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 for t in verity_sb verity_verify integrity_sb integrity_check verity_cli \
-	integrity_cli luks2_header; do
+	integrity_cli luks2_header luks2_json; do
 	rm -rf "${out:?}/$t"
 	mkdir -p "$out/$t"
 done
@@ -175,3 +175,12 @@ for spec in "--pbkdf pbkdf2 --pbkdf-force-iterations 1000" \
 		--data-from "$tmp/pay" "$tmp/l"
 	head -c 139264 "$tmp/l" > "$out/luks2_header/$i"
 done
+# ---- LUKS2 JSON (structure-aware, fuzz_luks2_json): the JSON text of
+# those headers, and fuzz/luks2_json/*.json (luksFormat's, an interrupted
+# reencryption, several segments and unknown types, the segment flags that
+# are not an array which once aborted crypt-tool inside json-c) ----
+for f in "$out"/luks2_header/*; do
+	dd if="$f" bs=4096 skip=1 count=3 2>/dev/null | tr -d '\000' \
+		> "$out/luks2_json/ours-$(basename "$f").json"
+done
+cp "$(dirname "$0")"/luks2_json/*.json "$out/luks2_json/"

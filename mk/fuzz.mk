@@ -6,6 +6,9 @@
 # Findings: $(FUZZ_O)/artifacts/<target>-crash-*; reproduce with
 #   $(FUZZ_O)/fuzz/fuzz_<target> <file>
 # `make -j2 fuzz-smoke` runs two targets at a time.
+# `make fuzz-luks2` runs the structure-aware LUKS2 JSON target for
+# FUZZ_LUKS2_SECONDS (150, CI); `make fuzz-luks2-coverage` replays its
+# corpus through a clang coverage build and reports lib/crypt/luks2*.c.
 
 FUZZ_O ?= build-fuzz
 FUZZ_CC ?= clang
@@ -15,7 +18,7 @@ FUZZ_FLAGS ?=
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 FUZZ_TARGETS := verity_sb integrity_sb verity_verify integrity_check \
-	verity_cli integrity_cli luks2_header
+	verity_cli integrity_cli luks2_header luks2_json
 FUZZ_BINS := $(patsubst %,$(FUZZ_O)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_LIBS := $(patsubst %.c,$(FUZZ_O)/%.o,$(TOOL_COMMON_SRCS)) \
 	$(FUZZ_O)/libdmt.a
@@ -31,14 +34,18 @@ FUZZ_MAXLEN_integrity_check := 300000
 FUZZ_MAXLEN_verity_cli := 1024
 FUZZ_MAXLEN_integrity_cli := 1024
 FUZZ_MAXLEN_luks2_header := 140000
+FUZZ_MAXLEN_luks2_json := 65536
+FUZZ_LUKS2_SECONDS ?= 150
 FUZZ_ABS = $(abspath $(FUZZ_O))
 FUZZ_DICT_verity_cli = -dict=$(FUZZ_ABS)/seeds/verity_cli.dict
 FUZZ_DICT_integrity_cli = -dict=$(FUZZ_ABS)/seeds/integrity_cli.dict
+FUZZ_DICT_luks2_json = -dict=$(CURDIR)/fuzz/luks2_json.dict
 # CLI targets: files past RLIMIT_FSIZE fail with EFBIG (no SIGXFSZ)
 FUZZ_RUNFLAGS_verity_cli := -handle_xfsz=0
 FUZZ_RUNFLAGS_integrity_cli := -handle_xfsz=0
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-build-bins fuzz-deps fuzz-lib \
+	fuzz-luks2 fuzz-luks2-coverage \
 	$(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 fuzz-deps:
@@ -62,8 +69,8 @@ $(FUZZ_O)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/cli_harness.h $(FUZZ_LIBS)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_EXTRA) $(FUZZ_LIBS) $(DEP_LIBS)
 
-$(FUZZ_SEEDS): fuzz/seeds.sh $(FUZZ_O)/verity-tool $(FUZZ_O)/integrity-tool \
-	$(FUZZ_O)/crypt-tool
+$(FUZZ_SEEDS): fuzz/seeds.sh $(wildcard fuzz/luks2_json/*.json) \
+	$(FUZZ_O)/verity-tool $(FUZZ_O)/integrity-tool $(FUZZ_O)/crypt-tool
 	$(Q)ASAN_OPTIONS=detect_leaks=0 sh fuzz/seeds.sh $(FUZZ_O) \
 		$(FUZZ_O)/seeds
 	$(Q)touch $@
@@ -94,3 +101,32 @@ fuzz: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 fuzz-smoke:
 	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
+
+fuzz-luks2:
+	$(Q)$(MAKE) --no-print-directory fuzz-run-luks2_json \
+		FUZZ_SECONDS=$(FUZZ_LUKS2_SECONDS)
+
+# Coverage of the LUKS2 code by the luks2_json corpus (seeds and what the
+# runs kept): the library and the target built with clang's source-based
+# coverage (no sanitizer), every input run once.
+FUZZCOV_O ?= build-fuzzcov
+FUZZCOV_FLAGS := -fprofile-instr-generate -fcoverage-mapping
+FUZZCOV_BIN := $(FUZZCOV_O)/fuzz/fuzz_luks2_json
+fuzz-luks2-coverage: fuzz-build
+	$(Q)$(MAKE) --no-print-directory O=$(FUZZCOV_O) CC=$(FUZZ_CC) SANITIZE= \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZCOV_FLAGS)" \
+		LDFLAGS="$(FUZZCOV_FLAGS)" $(FUZZCOV_O)/libdmt.a
+	$(Q)mkdir -p $(FUZZCOV_O)/fuzz $(FUZZ_O)/corpus/luks2_json
+	$(Q)$(FUZZ_CC) $(BASE_CFLAGS) $(DEP_CFLAGS) -O1 -g -fsanitize=fuzzer \
+		$(FUZZCOV_FLAGS) -o $(FUZZCOV_BIN) fuzz/fuzz_luks2_json.c \
+		$(FUZZCOV_O)/libdmt.a $(DEP_LIBS)
+	$(Q)rm -f $(FUZZCOV_O)/luks2-*.profraw
+	$(Q)LLVM_PROFILE_FILE=$(abspath $(FUZZCOV_O))/luks2-%p.profraw \
+		$(FUZZCOV_BIN) -runs=0 -max_len=$(FUZZ_MAXLEN_luks2_json) \
+		$(FUZZ_O)/corpus/luks2_json $(FUZZ_O)/seeds/luks2_json \
+		> $(FUZZCOV_O)/replay.log 2>&1 || { tail -n 20 $(FUZZCOV_O)/replay.log; exit 1; }
+	$(Q)llvm-profdata merge -sparse $(FUZZCOV_O)/luks2-*.profraw \
+		-o $(FUZZCOV_O)/luks2.profdata
+	$(Q)llvm-cov report $(FUZZCOV_BIN) \
+		-instr-profile=$(FUZZCOV_O)/luks2.profdata \
+		$(wildcard lib/crypt/luks2*.c)

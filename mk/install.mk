@@ -25,7 +25,7 @@ PUBLIC_HEADERS := $(wildcard include/dmt/*.h)
 
 # What the library itself links against (the tools add popt);
 # the static link in check-install fails if this list misses one.
-LIB_PKGS := libcrypto libxxhash json-c uuid $(if $(CRYPT_LIBS),libargon2)
+LIB_PKGS := libcrypto libxxhash json-c uuid $(if $(HAVE_ARGON2),libargon2)
 LIB_DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS) 2>/dev/null || echo -lcrypto -lxxhash)
 
 # A library that is only ever called through its API: nobody interposes its
@@ -36,7 +36,7 @@ PIC_CFLAGS := -fPIC -fno-semantic-interposition
 shared: $(SHLIB) $(PCFILE)
 install: install-lib
 
-$(O)/pic/%.o: %.c | $(DEPS_STAMP)
+$(O)/pic/%.o: %.c $(CONFIG_LIB)
 	$(qecho) CC-PIC $<
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(PIC_CFLAGS) $(call isa_flags,$<) -MMD -MP \

@@ -131,15 +131,24 @@ struct dmt_crypt_stream {
 int dmt_crypt_stream_run(struct dmt_crypt *c, const struct dmt_crypt_stream *s);
 
 /*
- * Plain mode's passphrase hashing (cryptsetup 2.6.1 crypt_plain_hash):
- * hash_spec is "HASH" or "HASH:LEN" (only LEN bytes hashed, the rest of
- * the key zero) or "plain" (the passphrase itself, at least LEN bytes).
- * Round i hashes i times "A" then the passphrase; rounds are concatenated
- * until key_size bytes.  Any OpenSSL digest name (ripemd160, sha256...).
+ * Plain mode's key from a passphrase, as `cryptsetup open --type plain
+ * --hash SPEC` 2.6.1 makes it: SPEC "HASH" or "HASH:LEN" (only LEN bytes
+ * hashed, the rest of the key zero; LEN at most key_size), "plain" (the
+ * passphrase itself, cut to the key or zero-padded when shorter) or
+ * "plain:LEN" (exactly its first LEN bytes, then zeros: a shorter
+ * passphrase is TOO_SMALL).  LEN is read as sscanf's %zd.  Round i hashes
+ * i times "A" then the passphrase; rounds are concatenated until key_size
+ * bytes.  HASH: any name dmt_crypt_hash_usable() accepts.
  */
 int dmt_crypt_plain_hash(const char *hash_spec, const void *pass,
 			 size_t pass_len, uint8_t *key, size_t key_size,
 			 struct dmt_reason *r);
+/* Whether OpenSSL computes the digest NAME here ("sha256", "ripemd160":
+ * names an OpenSSL provider can fetch, not just a known name). */
+bool dmt_crypt_hash_usable(const char *name);
+/* The hash names cryptsetup 2.6.1 knows that work here, ", "-separated
+ * (for messages: "sha1, sha224, sha256, ..."). */
+const char *dmt_crypt_supported_hashes(void);
 
 /*
  * Memory for secrets: page-backed, mlock()ed where allowed (failure is not

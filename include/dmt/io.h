@@ -25,6 +25,8 @@ struct dmt_file {
 	bool writable;
 	bool has_direct;	/* direct_fd is an O_DIRECT twin of fd */
 	int direct_fd;
+	bool is_stream;		/* a FIFO, socket or terminal: no seeking */
+	uint64_t stream_pos;	/* bytes written to a stream so far */
 };
 
 enum {
@@ -34,8 +36,23 @@ enum {
 	DMT_OPEN_NEW_TMP = 1 << 2,	/* write to "<path>.tmpXXXXXX",
 					 * dmt_file_commit() renames it */
 	DMT_OPEN_LOCK = 1 << 3,		/* flock: shared for READ, exclusive
-					 * for RW; -EBUSY if held elsewhere */
+					 * for RW and for a NEW_TMP file (taken
+					 * as it is created); -EBUSY if held
+					 * elsewhere */
+	DMT_OPEN_WRITE = 1 << 4,	/* existing file, write only (a FIFO:
+					 * its reader's end is never ours) */
+	DMT_OPEN_PUBLIC = 1 << 5,	/* with NEW_TMP: mode 0666 & ~umask
+					 * instead of 0600 */
 };
+
+/*
+ * Streams: a FIFO, a socket or a character device that cannot seek (a
+ * terminal) is a stream.  dmt_pwrite_full() writes it in order only: each
+ * write must start where the previous one ended (else -ESPIPE), from one
+ * thread at a time; reads fail (-ESPIPE).  dmt_file_truncate() and
+ * dmt_file_extend() leave streams and character devices as they are.
+ */
+bool dmt_file_is_stream(const struct dmt_file *f);
 
 int dmt_file_open(struct dmt_file *f, const char *path, int flags);
 /* A handle that is not open (dmt_file_close() on it does nothing). */
@@ -44,10 +61,18 @@ void dmt_file_init(struct dmt_file *f);
 const char *dmt_file_path(const struct dmt_file *f);
 bool dmt_file_is_blockdev(const struct dmt_file *f);
 bool dmt_file_is_open(const struct dmt_file *f);
+/* Permission bits of the open file (a replacement keeps the old ones). */
+int dmt_file_chmod(struct dmt_file *f, mode_t mode);
 /* Cuts a regular file to size (outputs rewritten from the start). */
 int dmt_file_truncate(struct dmt_file *f, uint64_t size);
 /* Renames a DMT_OPEN_NEW_TMP file into place (fsync first). */
 int dmt_file_commit(struct dmt_file *f);
+/* Renames many DMT_OPEN_NEW_TMP files into place after one sync of each
+ * file system they are on (syncfs: one cache flush for all of them, where
+ * an fsync each flushes once per file).  0, or the first error with
+ * *failed its index (the files from there on keep their temporary). */
+int dmt_file_commit_many(struct dmt_file *const *files, size_t n,
+			 size_t *failed);
 /* Closes; an uncommitted temporary file is unlinked. */
 void dmt_file_close(struct dmt_file *f);
 /* Size in bytes of a regular file or block device. */

@@ -13,6 +13,10 @@
  * the volume key, dmt_luks2_write() puts the whole header area (both
  * headers and the keyslots area) at offset 0 of a file.  The volume key
  * lives in locked memory and is wiped by dmt_luks2_free().
+ *
+ * A loaded header has passed libcryptsetup 2.6.1's checks of the binary
+ * headers and of the JSON metadata (what luksDump accepts and refuses,
+ * formats.md, LUKS2), before anything in it is used.
  */
 #ifndef DMT_LUKS2_H
 #define DMT_LUKS2_H
@@ -40,9 +44,11 @@ enum {
 	DMT_REASON_LUKS2_FIRST = 0x400 + 0x40,
 	/* neither header copy is usable: field names the primary's first
 	 * problem: "magic", "version", "hdr_size", "hdr_offset", "size"
-	 * (file too short), "checksum", "json" (not one JSON object), or
-	 * the JSON member that failed the checks ("config.json_size",
-	 * "segments.sector_size", "keyslots.area"...) */
+	 * (file too short), "checksum", "a LUKS1 header", "json: ..." (not
+	 * one JSON object followed by NULs), or the rule of libcryptsetup
+	 * 2.6.1's metadata checks it breaks, "<object> <name>: <problem>"
+	 * ("keyslot 1: no digest", "segment 0: flags is not an array"; a
+	 * per-thread buffer, valid until the next load in the thread) */
 	DMT_REASON_LUKS2_NO_HEADER,
 	/* metadata does not fit: field "json" value bytes, max bytes */
 	DMT_REASON_LUKS2_JSON_SIZE,
@@ -54,6 +60,13 @@ enum {
 	DMT_REASON_LUKS2_NO_SPACE,
 	/* name: the KDF failed (libargon2's message) */
 	DMT_REASON_LUKS2_KDF,
+	/* a valid header this library does not decrypt: field says why
+	 * ("requirements": name, a reencryption in progress or one it does
+	 * not know; "segments": value segments; "segment 0 type": name;
+	 * "segment 0 sector_size": value; "segment 0 size": value) */
+	DMT_REASON_LUKS2_LAYOUT,
+	/* the metadata to write breaks field's rule (see NO_HEADER) */
+	DMT_REASON_LUKS2_INVALID,
 };
 
 /* A key derivation: "pbkdf2" (hash, iterations), "argon2i"/"argon2id"
@@ -77,7 +90,8 @@ struct dmt_luks2_params {
 					 * 128 MiB), or 16M - 2 * metadata
 					 * without a data offset; shrunk to
 					 * fit below the data offset */
-	uint64_t data_offset;		/* bytes; 0 with !detached: 16 MiB;
+	uint64_t data_offset;		/* bytes, a multiple of 4096 (as
+					 * luksFormat); 0 with !detached: 16 MiB;
 					 * write zeroes what lies between the
 					 * keyslots area and it */
 	bool detached;			/* header without data (--header):
@@ -85,7 +99,11 @@ struct dmt_luks2_params {
 	const char *uuid;		/* NULL: random */
 	const char *label, *subsystem;	/* NULL: none */
 	const char *digest_hash;	/* NULL: "sha256" (also AF hash) */
-	uint32_t digest_iterations;	/* 0: 1000 */
+	uint32_t digest_iterations;	/* 0: as luksFormat benchmarks them
+					 * (PBKDF2 of the volume key's length
+					 * for 125 ms of CPU, at least 1000);
+					 * 1000 is luksFormat's with
+					 * --pbkdf-force-iterations */
 };
 
 struct dmt_luks2_keyslot_params {
@@ -109,9 +127,11 @@ struct dmt_luks2;
 int dmt_luks2_create(struct dmt_luks2 **out, const struct dmt_luks2_params *p,
 		     struct dmt_reason *r);
 /*
- * Reads both header copies (the secondary at the primary's hdr_size, or
- * probed at every legal size when the primary is unusable), takes the
- * valid one with the higher seqid, parses and checks the JSON.
+ * Reads both header copies as libcryptsetup does (the secondary at the
+ * primary's hdr_size, or, when the primary's binary header or checksum
+ * is bad, at the first legal offset whose are good), parses and checks
+ * each JSON area, takes the valid one with the higher seqid (the primary
+ * on a tie).  Never writes.
  */
 int dmt_luks2_load(struct dmt_luks2 **out, struct dmt_file *f,
 		   struct dmt_reason *r);
@@ -143,6 +163,15 @@ int dmt_luks2_write(struct dmt_luks2 *h, struct dmt_file *f,
 		    struct dmt_reason *r);
 
 /* ---- accessors ---- */
+/*
+ * The data segment offline decryption uses: no mandatory requirement, one
+ * segment ("0", type crypt, sector_size 512..4096 and a power of two,
+ * offset + size representable).  -ENOTSUP with DMT_REASON_LUKS2_LAYOUT
+ * for another valid layout (several segments, a reencryption...).
+ */
+int dmt_luks2_data_segment(const struct dmt_luks2 *h,
+			   struct dmt_luks2_segment *seg, struct dmt_reason *r);
+/* The same without a reason. */
 int dmt_luks2_get_segment(const struct dmt_luks2 *h,
 			  struct dmt_luks2_segment *seg);
 const char *dmt_luks2_uuid(const struct dmt_luks2 *h);
@@ -174,6 +203,10 @@ struct dmt_luks2_keyslot_info {
 int dmt_luks2_keyslot_info(const struct dmt_luks2 *h, int slot,
 			   struct dmt_luks2_keyslot_info *ki);
 
+/* What `cryptsetup luksDump` 2.6.1 prints for the header, byte for byte
+ * (malloc'ed text; -ENOMEM). */
+int dmt_luks2_dump(const struct dmt_luks2 *h, char **text);
+
 /* The JSON metadata as stored (cryptsetup's --dump-json-metadata prints
  * it pretty; this is the stored plain form).  Valid until the next call
  * that changes h. */
@@ -189,13 +222,23 @@ int dmt_luks2_af_split(const uint8_t *key, size_t key_len, unsigned int stripes,
 int dmt_luks2_af_merge(const uint8_t *in, size_t key_len, unsigned int stripes,
 		       const char *hash, uint8_t *key);
 /*
- * Costs that take about target_ms here (cryptsetup's --iter-time):
- * pbkdf2 (type NULL too): iterations, at least 1000.  argon2i/argon2id:
- * memory_kb (0: 1 GiB) capped to half the RAM, parallel (0: 4), time 4;
- * too slow reduces the memory (not below 32 KiB), too fast raises time.
+ * Costs that take about target_ms here (cryptsetup's --iter-time), as
+ * cryptsetup 2.6.1 chooses them (lib/crypt/luks2_bench.c has the rules):
+ * pbkdf2 (type NULL too): iterations for key_len output bytes from the
+ * CPU time of a PBKDF2 run, at least 1000.  argon2i/argon2id: the
+ * limits of dmt_luks2_pbkdf_limit, then memory_kb (the ceiling) and time
+ * (iterations, at least 4) from wall-clock runs: memory raised first (from
+ * 64 MiB or the ceiling if lower), time when the memory is at its ceiling;
+ * a target under the cost of 64 MiB at time 4 gives those.  Run by root,
+ * the measurements run at nice -18 (as libcryptsetup's); the calling
+ * thread's priority is restored after.
  */
 int dmt_luks2_pbkdf_benchmark(struct dmt_luks2_pbkdf *k, unsigned int target_ms,
 			      size_t key_len, struct dmt_reason *r);
+/* cryptsetup's limits of an argon2 keyslot, forced costs too: memory_kb
+ * (0: 1 GiB) at most half the RAM, parallel (0: 4) at most 4 and at most
+ * the online CPUs.  Nothing for pbkdf2. */
+void dmt_luks2_pbkdf_limit(struct dmt_luks2_pbkdf *k);
 /* AF material size rounded up to 512-byte sectors (what gets encrypted). */
 size_t dmt_luks2_af_sectors_size(size_t key_len, unsigned int stripes);
 

@@ -22,10 +22,25 @@
 
 /* ---- open / commit / close ---- */
 
-static int make_tmp(struct dmt_file *f, const char *path)
+/* The mode open(O_CREAT, 0666) would give: 0666 less the umask. */
+static mode_t public_mode(void)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return 0666 & ~mask;
+}
+
+/*
+ * "<path>.tmpXXXXXX", locked (lock) as it is created: a later run that
+ * clears stale temporaries of its output never takes a live one.
+ */
+static int make_tmp(struct dmt_file *f, const char *path, int flags)
 {
 	size_t len = strlen(path) + sizeof(".tmpXXXXXX");
-	int fd;
+	/* veritysetup creates its outputs 0600 */
+	mode_t mode = (flags & DMT_OPEN_PUBLIC) ? public_mode() : 0600;
+	int fd, err;
 
 	f->tmp_path = malloc(len);
 	if (!f->tmp_path)
@@ -33,16 +48,14 @@ static int make_tmp(struct dmt_file *f, const char *path)
 	snprintf(f->tmp_path, len, "%s.tmpXXXXXX", path);
 	fd = mkostemp(f->tmp_path, O_CLOEXEC);
 	if (fd < 0) {
-		int err = -errno;
-
+		err = -errno;
 		free(f->tmp_path);
 		f->tmp_path = NULL;
 		return err;
 	}
-	/* veritysetup creates its outputs 0600 */
-	if (fchmod(fd, 0600) < 0) {
-		int err = -errno;
-
+	if (((flags & DMT_OPEN_LOCK) && flock(fd, LOCK_EX | LOCK_NB) < 0) ||
+	    fchmod(fd, mode) < 0) {
+		err = -errno;
 		close(fd);
 		unlink(f->tmp_path);
 		free(f->tmp_path);
@@ -50,6 +63,15 @@ static int make_tmp(struct dmt_file *f, const char *path)
 		return err;
 	}
 	return fd;
+}
+
+/* FIFOs, sockets and character devices that cannot seek (terminals). */
+static bool is_stream(int fd, const struct stat *st)
+{
+	if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode))
+		return true;
+	return S_ISCHR(st->st_mode) && lseek(fd, 0, SEEK_CUR) < 0 &&
+	       errno == ESPIPE;
 }
 
 int dmt_file_open(struct dmt_file *f, const char *path, int flags)
@@ -68,15 +90,18 @@ int dmt_file_open(struct dmt_file *f, const char *path, int flags)
 		goto fail;
 
 	if (flags & DMT_OPEN_NEW_TMP) {
-		fd = make_tmp(f, path);
+		fd = make_tmp(f, path, flags);
 		if (fd < 0) {
 			err = fd;
 			goto fail;
 		}
 		f->writable = true;
 	} else {
-		oflags = O_CLOEXEC;
-		oflags |= (flags & DMT_OPEN_RW) ? O_RDWR : O_RDONLY;
+		/* no controlling terminal from a terminal named as output */
+		oflags = O_CLOEXEC | O_NOCTTY;
+		oflags |= (flags & DMT_OPEN_WRITE) ? O_WRONLY :
+			  (flags & DMT_OPEN_RW)	   ? O_RDWR :
+						     O_RDONLY;
 		if ((flags & DMT_OPEN_RW) && (flags & DMT_OPEN_CREATE))
 			oflags |= O_CREAT;
 		fd = open(path, oflags, 0600);
@@ -84,7 +109,7 @@ int dmt_file_open(struct dmt_file *f, const char *path, int flags)
 			err = -errno;
 			goto fail;
 		}
-		f->writable = flags & DMT_OPEN_RW;
+		f->writable = flags & (DMT_OPEN_RW | DMT_OPEN_WRITE);
 	}
 	f->fd = fd;
 
@@ -97,9 +122,11 @@ int dmt_file_open(struct dmt_file *f, const char *path, int flags)
 		goto fail;
 	}
 	f->is_blockdev = S_ISBLK(st.st_mode);
+	f->is_stream = is_stream(fd, &st);
 
-	if (flags & DMT_OPEN_LOCK) {
-		int op = (flags & DMT_OPEN_RW) ? LOCK_EX : LOCK_SH;
+	if ((flags & DMT_OPEN_LOCK) && !(flags & DMT_OPEN_NEW_TMP)) {
+		int op = (flags & (DMT_OPEN_RW | DMT_OPEN_WRITE)) ? LOCK_EX
+								  : LOCK_SH;
 
 		if (flock(fd, op | LOCK_NB) < 0) {
 			err = (errno == EWOULDBLOCK) ? -EBUSY : -errno;
@@ -128,6 +155,48 @@ int dmt_file_commit(struct dmt_file *f)
 	return 0;
 }
 
+/* syncfs of the file system of files[i], unless an earlier one shares it. */
+static int sync_fs_once(struct dmt_file *const *files, size_t i)
+{
+	struct stat st, other;
+	int err;
+
+	if (fstat(files[i]->fd, &st) < 0)
+		return -errno;
+	for (size_t k = 0; k < i; k++)
+		if (files[k]->tmp_path && fstat(files[k]->fd, &other) == 0 &&
+		    other.st_dev == st.st_dev)
+			return 0;
+	err = dmt_io_fault_check(files[i]->path, DMT_IO_SYNC);
+	if (err < 0)
+		return err;
+	return syncfs(files[i]->fd) < 0 ? -errno : 0;
+}
+
+int dmt_file_commit_many(struct dmt_file *const *files, size_t n,
+			 size_t *failed)
+{
+	int err = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (files[i]->tmp_path && (err = sync_fs_once(files, i)))
+			goto out;
+	for (i = 0; i < n; i++) {
+		if (!files[i]->tmp_path)
+			continue;
+		if (rename(files[i]->tmp_path, files[i]->path) < 0) {
+			err = -errno;
+			goto out;
+		}
+		free(files[i]->tmp_path);
+		files[i]->tmp_path = NULL;
+	}
+out:
+	*failed = err ? i : n;
+	return err;
+}
+
 /* O_DIRECT needs offsets, lengths and buffers aligned to the device's
  * logical block: 512 almost everywhere; where the device wants more, the
  * kernel refuses (EINVAL) and the page cache takes the transfer. */
@@ -138,7 +207,7 @@ int dmt_file_enable_direct(struct dmt_file *f)
 	char path[64];
 	int fd;
 
-	if (f->has_direct || f->fd < 0)
+	if (f->has_direct || f->fd < 0 || f->is_stream)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
 	fd = open(path, (f->writable ? O_RDWR : O_RDONLY) | O_DIRECT |
@@ -221,6 +290,16 @@ int dmt_file_size(struct dmt_file *f, uint64_t *size)
 	return 0;
 }
 
+/* Neither a regular file nor a block device: a stream or a character
+ * device, which takes writes where they go and has no size to grow. */
+static bool is_special(const struct dmt_file *f)
+{
+	struct stat st;
+
+	return !f->is_blockdev && fstat(f->fd, &st) == 0 &&
+	       !S_ISREG(st.st_mode);
+}
+
 int dmt_file_extend(struct dmt_file *f, uint64_t size)
 {
 	uint64_t cur;
@@ -228,6 +307,8 @@ int dmt_file_extend(struct dmt_file *f, uint64_t size)
 
 	if (err)
 		return err;
+	if (is_special(f))
+		return 0;
 	if (cur >= size)
 		return 0;
 	if (f->is_blockdev)
@@ -278,6 +359,15 @@ int dmt_pread_full(struct dmt_file *f, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* A stream takes its bytes in order, by write(); anything else by
+ * pwrite() at off. */
+static ssize_t put(struct dmt_file *f, const void *p, size_t len,
+		   uint64_t off)
+{
+	return f->is_stream ? write(f->fd, p, len)
+			    : pwrite(f->fd, p, len, (off_t)off);
+}
+
 int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 		    uint64_t off)
 {
@@ -286,11 +376,16 @@ int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 
 	if (err < 0)
 		return err;
+	if (f->is_stream && off != f->stream_pos)
+		return -ESPIPE;
 	if (err == 1) {
 		/* A short write that makes no progress after the first
 		 * chunk: what a full disk looks like to pwrite(). */
-		if (len > 1 && pwrite(f->fd, p, len / 2, (off_t)off) < 0)
+		ssize_t n = len > 1 ? put(f, p, len / 2, off) : 0;
+
+		if (n < 0)
 			return -errno;
+		f->stream_pos += f->is_stream ? (uint64_t)n : 0;
 		return -ENOSPC;
 	}
 	if (f->has_direct) {
@@ -303,7 +398,7 @@ int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 		off += done;
 	}
 	while (len) {
-		ssize_t n = pwrite(f->fd, p, len, (off_t)off);
+		ssize_t n = put(f, p, len, off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -315,6 +410,7 @@ int dmt_pwrite_full(struct dmt_file *f, const void *buf, size_t len,
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
+		f->stream_pos += f->is_stream ? (uint64_t)n : 0;
 	}
 	return 0;
 }
@@ -332,7 +428,7 @@ int dmt_file_sync(struct dmt_file *f)
 
 void dmt_file_start_writeback(struct dmt_file *f, uint64_t off, uint64_t len)
 {
-	if (!f->is_blockdev && len)
+	if (!f->is_blockdev && !f->is_stream && len)
 		sync_file_range(f->fd, (off_t)off, (off_t)len,
 				SYNC_FILE_RANGE_WRITE);
 }
@@ -436,9 +532,19 @@ bool dmt_file_is_open(const struct dmt_file *f)
 	return f->fd >= 0;
 }
 
+bool dmt_file_is_stream(const struct dmt_file *f)
+{
+	return f->is_stream;
+}
+
+int dmt_file_chmod(struct dmt_file *f, mode_t mode)
+{
+	return fchmod(f->fd, mode) < 0 ? -errno : 0;
+}
+
 int dmt_file_truncate(struct dmt_file *f, uint64_t size)
 {
-	if (f->is_blockdev)
+	if (f->is_blockdev || is_special(f))
 		return 0;
 	if (ftruncate(f->fd, (off_t)size) < 0)
 		return -errno;

@@ -10,6 +10,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uuid/uuid.h>
@@ -99,9 +100,14 @@ static int create_geometry(struct dmt_luks2_params *p, struct dmt_reason *r)
 				      "metadata_size", p->metadata_size);
 	if (!p->data_offset && !p->detached)
 		p->data_offset = DMT_LUKS2_DEFAULT_DATA_OFFSET;
-	if (p->data_offset % p->sector_size)
-		return dmt_reason_set(r, -EINVAL, DMT_REASON_NOT_ALIGNED,
-				      "data_offset", p->data_offset);
+	/* crypt_set_data_offset's rule, whatever the sector size */
+	if (p->data_offset % LUKS2_AREA_ALIGN) {
+		dmt_reason_set(r, -EINVAL, DMT_REASON_NOT_ALIGNED,
+			       "data_offset", p->data_offset);
+		if (r)
+			r->max = LUKS2_AREA_ALIGN;
+		return -EINVAL;
+	}
 	return keyslots_geometry(p, r);
 }
 
@@ -155,12 +161,21 @@ static int create_key(struct dmt_luks2 *h, struct dmt_luks2_params *p,
 		return ret;
 	if (!p->digest_hash)
 		p->digest_hash = "sha256";
-	if (!p->digest_iterations)
-		p->digest_iterations = 1000;
-	md = EVP_get_digestbyname(p->digest_hash);
-	if (!md)
-		return dmt_reason_set(r, -EINVAL, DMT_REASON_UNKNOWN_ALG,
-				      "digest_hash", 0);
+	md = dmt_crypt_hash_usable(p->digest_hash) ?
+		     EVP_get_digestbyname(p->digest_hash) : NULL;
+	if (!md) {
+		dmt_reason_set(r, -EINVAL, DMT_REASON_UNKNOWN_ALG,
+			       "digest_hash", 0);
+		if (r)
+			r->name = p->digest_hash;
+		return -EINVAL;
+	}
+	/* luksFormat benchmarks it (125 ms) unless told not to */
+	ret = p->digest_iterations ? 0 :
+	      luks2_digest_iterations(p->digest_hash, h->vk_len,
+				      &p->digest_iterations);
+	if (ret)
+		return dmt_reason_set(r, ret, DMT_REASON_LUKS2_KDF, "pbkdf", 0);
 	ret = dmt_random_bytes(dsalt, sizeof(dsalt));
 	if (!ret)
 		ret = luks2_digest_compute(p->digest_hash, p->digest_iterations,
@@ -213,96 +228,170 @@ int dmt_luks2_create(struct dmt_luks2 **out, const struct dmt_luks2_params *in,
 
 /* ---- load ---- */
 
-/* Text -> object: one JSON object that ends where the text ends. */
-static json_object *parse_json(const char *text, uint64_t hdr_size,
-			       uint64_t *keyslots_size, const char **why)
+static bool nul_only(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * The JSON area -> the metadata (parse_and_validate_json): one object
+ * from the first byte, only NULs after it, libcryptsetup's checks; on a
+ * refusal its repair and the checks once more.
+ */
+static json_object *parse_area(const char *area, size_t len,
+			       const char **why)
 {
 	struct json_tokener *tok = json_tokener_new();
-	size_t len = strlen(text);
-	json_object *j = NULL;
+	json_object *j;
+	size_t end;
 
 	if (!tok)
 		return NULL;
-	j = json_tokener_parse_ex(tok, text, (int)len);
-	if (!j || (size_t)json_tokener_get_parse_end(tok) != len ||
-	    !json_object_is_type(j, json_type_object)) {
-		*why = "json";
-		json_object_put(j);
-		j = NULL;
-	} else if (luks2_json_validate(j, hdr_size, keyslots_size, why)) {
-		json_object_put(j);
-		j = NULL;
-	}
+	j = json_tokener_parse_ex(tok, area, (int)len);
+	end = j ? json_tokener_get_parse_end(tok) : 0;
 	json_tokener_free(tok);
-	return j;
+	if (!j) {
+		*why = "json: not valid JSON";
+		return NULL;
+	}
+	if (area[0] != '{')
+		*why = "json: the text does not start with '{'";
+	else if (end >= len)
+		*why = "json: no NUL after the text";
+	else if (!nul_only(area + end, len - end))
+		*why = "json: bytes other than NUL after the text";
+	else if (!json_object_is_type(j, json_type_object))
+		*why = "json: not a JSON object";
+	else if (!luks2_hdr_validate(j, len, why))
+		return j;
+	else {
+		luks2_hdr_repair(j);
+		if (!luks2_hdr_validate(j, len, why))
+			return j;
+	}
+	json_object_put(j);
+	return NULL;
 }
 
+/* A copy's state, as libcryptsetup names them. */
+enum copy_state { COPY_OK, COPY_OBSOLETE, COPY_FAIL, COPY_FAIL_IO };
+
 struct copy {
+	enum copy_state state;
 	struct luks2_bin bin;
 	json_object *j;
-	uint64_t keyslots_size;
-	const char *why;
+	const char *why;	/* static text, or NULL: see text */
+	char text[192];		/* this copy's JSON rule (the next copy's
+				 * checks reuse the validation's buffer) */
 	int err;
 };
 
-static void load_copy(struct dmt_file *f, uint64_t off, bool secondary,
-		      struct copy *c)
-{
-	char *json = NULL;
 
+/* Binary header and checksum; the JSON only when forced to (probing
+ * stops at the first copy whose checksum holds). */
+static void read_copy(struct dmt_file *f, uint64_t off, bool secondary,
+		      struct copy *c, char **json)
+{
 	c->why = NULL;
-	c->err = luks2_read_copy(f, off, secondary, &c->bin, &json, &c->why);
-	if (!c->err) {
-		c->j = parse_json(json, c->bin.hdr_size, &c->keyslots_size,
+	c->err = luks2_read_copy(f, off, secondary, &c->bin, json, &c->why);
+	c->state = !c->err ? COPY_OK :
+		   c->err == -ENODATA || c->err == -EIO ? COPY_FAIL_IO :
+							  COPY_FAIL;
+}
+
+static void parse_copy(struct copy *c, char *json)
+{
+	if (c->state == COPY_OK) {
+		c->j = parse_area(json, c->bin.hdr_size - DMT_LUKS2_BIN_HDR_SIZE,
 				  &c->why);
-		if (!c->j)
+		if (!c->j) {
+			c->state = COPY_OBSOLETE;
 			c->err = -EINVAL;
+			snprintf(c->text, sizeof(c->text), "%s",
+				 c->why ?: "out of memory");
+			c->why = NULL;
+		}
 	}
 	free(json);
 }
 
-/* The secondary: after a good primary, or probed at every legal size. */
+/*
+ * The secondary: at the primary's hdr_size when the primary's binary
+ * header and checksum hold, otherwise the first legal offset whose do.
+ * A failed probe reports the first copy that had the magic.
+ */
 static void load_secondary(struct dmt_file *f, const struct copy *c1,
 			   struct copy *c2)
 {
-	if (!c1->err) {
-		load_copy(f, c1->bin.hdr_size, true, c2);
+	bool seen = false;
+	char *json = NULL;
+
+	if (c1->state == COPY_OK || c1->state == COPY_OBSOLETE) {
+		read_copy(f, c1->bin.hdr_size, true, c2, &json);
+		parse_copy(c2, json);
 		return;
 	}
-	/* err stays -EMEDIUMTYPE unless some offset had the magic */
+	*c2 = (struct copy){ .state = COPY_FAIL_IO, .err = -ENODATA,
+			     .why = "size" };
 	for (uint64_t off = DMT_LUKS2_DEFAULT_METADATA;
 	     off <= DMT_LUKS2_MAX_METADATA; off *= 2) {
 		struct copy c = { 0 };
 
-		load_copy(f, off, true, &c);
-		if (c.err != -EMEDIUMTYPE && c.err != -ENODATA)
+		read_copy(f, off, true, &c, &json);
+		if (c.state == COPY_OK ||
+		    (!seen && c.err != -EMEDIUMTYPE && c.err != -ENODATA)) {
 			*c2 = c;
-		if (!c2->err)
-			return;
+			seen = true;
+		} else if (!seen && c.err == -EMEDIUMTYPE) {
+			*c2 = c;
+		}
+		if (c.state == COPY_OK)
+			break;
 	}
+	parse_copy(c2, json);
+}
+
+/* Neither copy usable: the primary's problem, or the secondary's JSON
+ * problem when the primary has no magic. */
+static int load_refuse(struct copy *c1, struct copy *c2, struct dmt_file *f,
+		       struct dmt_reason *r)
+{
+	const struct copy *c = c1->err == -EMEDIUMTYPE &&
+				       c2->state == COPY_OBSOLETE ?
+				       c2 :
+				       c1;
+
+	dmt_reason_set(r, c->err, DMT_REASON_LUKS2_NO_HEADER,
+		       c->why ?: luks2_why_keep(c->text), 0);
+	if (r)
+		r->path = dmt_file_path(f);
+	if (c1->err == -EMEDIUMTYPE && c2->err == -EMEDIUMTYPE)
+		return -EMEDIUMTYPE; /* no magic anywhere: not LUKS2 at all */
+	return c1->state == COPY_FAIL_IO && c2->state == COPY_FAIL_IO ?
+		       -ENODATA :
+		       -EINVAL;
 }
 
 static int load_pick(struct dmt_luks2 *h, struct copy *c1, struct copy *c2,
 		     struct dmt_file *f, struct dmt_reason *r)
 {
-	struct copy *use = !c1->err ? c1 : c2, *other = use == c1 ? c2 : c1;
+	struct copy *use = c1->state == COPY_OK ? c1 : c2;
+	struct copy *other = use == c1 ? c2 : c1;
 	uint64_t size, need;
 
-	if (!c1->err && !c2->err && c2->bin.seqid > c1->bin.seqid) {
+	if (c1->state == COPY_OK && c2->state == COPY_OK &&
+	    c2->bin.seqid > c1->bin.seqid) {
 		use = c2;
 		other = c1;
 	}
-	if (use->err) {
-		dmt_reason_set(r, c1->err, DMT_REASON_LUKS2_NO_HEADER,
-			       c1->why, 0);
-		if (r)
-			r->path = dmt_file_path(f);
-		/* no magic anywhere: not LUKS2 at all */
-		return c1->err == -EMEDIUMTYPE && c2->err == -EMEDIUMTYPE ?
-			       -EMEDIUMTYPE :
-			       c1->err == -ENODATA ? -ENODATA : -EINVAL;
-	}
-	need = 2 * use->bin.hdr_size + use->keyslots_size;
+	if (use->state != COPY_OK)
+		return load_refuse(c1, c2, f, r);
+	h->keyslots_size = luks2_u64_of(luks2_json_get(use->j,
+						       "config.keyslots_size"));
+	need = 2 * use->bin.hdr_size + h->keyslots_size;
 	if (dmt_file_size(f, &size) || size < need) {
 		dmt_reason_set(r, -ENODATA, DMT_REASON_DEVICE_TOO_SMALL, NULL,
 			       size);
@@ -314,30 +403,56 @@ static int load_pick(struct dmt_luks2 *h, struct copy *c1, struct copy *c2,
 	}
 	h->bin = use->bin;
 	/* a damaged copy gets a fresh salt when rewritten, as in repair */
-	if (other->err)
+	if (other->state != COPY_OK)
 		(void)dmt_random_bytes(h->salt2, LUKS2_SALT_LEN);
 	else
 		memcpy(h->salt2, other->bin.salt, LUKS2_SALT_LEN);
 	h->jobj = use->j;
 	use->j = NULL;
-	h->keyslots_size = use->keyslots_size;
 	h->loaded_copy = use == c1 ? 0 : 1;
 	return 0;
+}
+
+/* libcryptsetup reads a LUKS1 header when the primary says version 1 and
+ * refuses any other version but 2 (0: a damaged primary, LUKS2). */
+static int check_version(struct dmt_file *f, struct dmt_reason *r)
+{
+	int v = luks2_primary_version(f);
+
+	if (v == 0 || v == 2)
+		return 0;
+	dmt_reason_set(r, v == 1 ? -EMEDIUMTYPE : -EINVAL,
+		       DMT_REASON_LUKS2_NO_HEADER,
+		       v == 1 ? "a LUKS1 header" : "version", (uint64_t)v);
+	if (r)
+		r->path = dmt_file_path(f);
+	return v == 1 ? -EMEDIUMTYPE : -EINVAL;
 }
 
 int dmt_luks2_load(struct dmt_luks2 **out, struct dmt_file *f,
 		   struct dmt_reason *r)
 {
-	struct copy c1 = { 0 }, c2 = { .err = -EMEDIUMTYPE };
-	struct dmt_luks2 *h = calloc(1, sizeof(*h));
+	struct copy c1 = { 0 }, c2 = { 0 };
+	struct dmt_luks2 *h;
+	char *json = NULL;
 	int ret;
 
 	*out = NULL;
+	ret = check_version(f, r);
+	if (ret)
+		return ret;
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	load_copy(f, 0, false, &c1);
+	read_copy(f, 0, false, &c1, &json);
+	parse_copy(&c1, json);
 	load_secondary(f, &c1, &c2);
-	ret = load_pick(h, &c1, &c2, f, r);
+	if (c1.state == COPY_OK && c2.state == COPY_OK &&
+	    c1.bin.seqid > c2.bin.seqid)
+		c2.state = COPY_OBSOLETE;
+	ret = c1.err == -ENOMEM || c2.err == -ENOMEM ?
+		      -ENOMEM :
+		      load_pick(h, &c1, &c2, f, r);
 	json_object_put(c1.j);
 	json_object_put(c2.j);
 	if (ret) {
@@ -407,7 +522,7 @@ int dmt_luks2_write(struct dmt_luks2 *h, struct dmt_file *f,
 		    struct dmt_reason *r)
 {
 	size_t json_size = h->bin.hdr_size - DMT_LUKS2_BIN_HDR_SIZE;
-	const char *text = dmt_luks2_json(h);
+	const char *text = dmt_luks2_json(h), *why;
 	uint8_t *buf = NULL;
 	char *area = NULL;
 	struct luks2_bin b2;
@@ -420,6 +535,11 @@ int dmt_luks2_write(struct dmt_luks2 *h, struct dmt_file *f,
 			r->max = json_size - 1;
 		return -ENOSPC;
 	}
+	/* what a reader would refuse is never written (libcryptsetup
+	 * validates before every write too) */
+	if (luks2_hdr_validate(h->jobj, json_size, &why))
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_LUKS2_INVALID, why,
+				      0);
 	area = calloc(1, json_size);
 	buf = malloc(h->bin.hdr_size);
 	ret = area && buf ? 0 : -ENOMEM;
@@ -450,27 +570,58 @@ out:
 
 /* ---- accessors ---- */
 
-int dmt_luks2_get_segment(const struct dmt_luks2 *h,
-			  struct dmt_luks2_segment *seg)
+static int layout(struct dmt_reason *r, const char *what, const char *name,
+		  uint64_t value)
 {
+	dmt_reason_set(r, -ENOTSUP, DMT_REASON_LUKS2_LAYOUT, what, value);
+	if (r)
+		r->name = name;
+	return -ENOTSUP;
+}
+
+int dmt_luks2_data_segment(const struct dmt_luks2 *h,
+			   struct dmt_luks2_segment *seg, struct dmt_reason *r)
+{
+	json_object *req = luks2_json_get(h->jobj,
+					  "config.requirements.mandatory");
 	json_object *s = luks2_json_get(h->jobj, "segments.0");
-	const char *size;
+	const char *type = luks2_json_str(s, "type"), *size;
+	int n = json_object_object_length(luks2_json_get(h->jobj, "segments"));
 	uint64_t ss;
 
-	if (!s || strcmp(luks2_json_str(s, "type") ?: "", "crypt"))
-		return -EINVAL;
+	if (json_object_is_type(req, json_type_array) &&
+	    json_object_array_length(req))
+		return layout(r, "requirements",
+			      json_object_get_string(
+				      json_object_array_get_idx(req, 0)),
+			      0);
+	if (n != 1 || !s)
+		return layout(r, "segments", NULL, (uint64_t)n);
+	if (!type || strcmp(type, "crypt"))
+		return layout(r, "segment 0 type", type, 0);
 	memset(seg, 0, sizeof(*seg));
 	size = luks2_json_str(s, "size");
 	seg->size = DMT_LUKS2_SIZE_DYNAMIC;
-	if (strcmp(size, "dynamic") && luks2_json_u64(s, "size", &seg->size))
-		return -EINVAL;
-	if (luks2_json_u64(s, "offset", &seg->offset) ||
+	if (!size || (strcmp(size, "dynamic") &&
+		      luks2_json_u64(s, "size", &seg->size)) ||
+	    luks2_json_u64(s, "offset", &seg->offset) ||
 	    luks2_json_u64(s, "iv_tweak", &seg->iv_tweak) ||
 	    luks2_json_u64(s, "sector_size", &ss))
-		return -EINVAL;
+		return -EINVAL; /* the validation let none of these pass */
+	if (ss < 512 || ss > 4096 || (ss & (ss - 1)))
+		return layout(r, "segment 0 sector_size", NULL, ss);
+	if (seg->size != DMT_LUKS2_SIZE_DYNAMIC &&
+	    seg->offset > UINT64_MAX - seg->size)
+		return layout(r, "segment 0 size", NULL, seg->size);
 	seg->sector_size = (unsigned int)ss;
 	seg->cipher = luks2_json_str(s, "encryption");
 	return 0;
+}
+
+int dmt_luks2_get_segment(const struct dmt_luks2 *h,
+			  struct dmt_luks2_segment *seg)
+{
+	return dmt_luks2_data_segment(h, seg, NULL);
 }
 
 const char *dmt_luks2_uuid(const struct dmt_luks2 *h)

@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <dmt/io.h>
 
@@ -61,18 +62,29 @@ static void field_in(char *dst, const uint8_t *src, size_t n)
 	dst[n - 1] = '\0';
 }
 
-/* sha-X over the binary header (csum zeroed) and the JSON area; returns
- * the digest size (the bytes of csum that count). */
+/* libcryptsetup's names for two OpenSSL digests */
+static const char *digest_name(const char *alg)
+{
+	if (!strcasecmp(alg, "blake2b-512"))
+		return "blake2b512";
+	if (!strcasecmp(alg, "blake2s-256"))
+		return "blake2s256";
+	return alg;
+}
+
+/* H over the binary header (csum zeroed) and the JSON area; returns the
+ * digest size (the bytes of csum that count). */
 static int checksum(const char *alg, const uint8_t *bin, const char *json,
 		    size_t json_len, uint8_t *csum)
 {
-	const EVP_MD *md = EVP_get_digestbyname(alg);
+	EVP_MD *md = EVP_MD_fetch(NULL, digest_name(alg), NULL);
 	uint8_t zero[LUKS2_CSUM_LEN] = { 0 };
-	EVP_MD_CTX *ctx;
+	EVP_MD_CTX *ctx = NULL;
 	int ret = -EINVAL;
 
-	if (!md || EVP_MD_get_size(md) > LUKS2_CSUM_LEN)
-		return -EINVAL;
+	if (!md || EVP_MD_get_size(md) <= 0 ||
+	    EVP_MD_get_size(md) > LUKS2_CSUM_LEN)
+		goto out;
 	ctx = EVP_MD_CTX_new();
 	if (ctx && EVP_DigestInit_ex(ctx, md, NULL) &&
 	    EVP_DigestUpdate(ctx, bin, OFF_CSUM) &&
@@ -85,7 +97,9 @@ static int checksum(const char *alg, const uint8_t *bin, const char *json,
 		if (EVP_DigestFinal_ex(ctx, csum, NULL))
 			ret = EVP_MD_get_size(md);
 	}
+out:
 	EVP_MD_CTX_free(ctx);
+	EVP_MD_free(md);
 	return ret;
 }
 
@@ -114,13 +128,8 @@ int luks2_bin_encode(const struct luks2_bin *b, bool secondary,
 		       0;
 }
 
-static bool legal_hdr_size(uint64_t s)
-{
-	return s >= DMT_LUKS2_DEFAULT_METADATA && s <= DMT_LUKS2_MAX_METADATA &&
-	       !(s & (s - 1));
-}
-
-/* The checks before the JSON area is read; *why names the field. */
+/* The checks before the JSON area is read (hdr_disk_sanity_check_pre);
+ * *why names the field. */
 static int bin_decode(const uint8_t *in, uint64_t off, bool secondary,
 		      struct luks2_bin *b, const char **why)
 {
@@ -131,19 +140,21 @@ static int bin_decode(const uint8_t *in, uint64_t off, bool secondary,
 	}
 	if (in[OFF_VERSION] != 0 || in[OFF_VERSION + 1] != 2) {
 		*why = "version";
-		return -EMEDIUMTYPE;
+		return -EINVAL;
 	}
 	b->hdr_size = get_be64(in + OFF_HDR_SIZE);
 	b->seqid = get_be64(in + OFF_SEQID);
 	b->hdr_offset = get_be64(in + OFF_HDR_OFFSET);
-	/* cryptsetup takes any size in 16K..4M; only powers of two can be
-	 * written, so anything else is damage */
-	if (!legal_hdr_size(b->hdr_size) || (secondary && b->hdr_size != off)) {
-		*why = "hdr_size";
-		return -EINVAL;
-	}
 	if (b->hdr_offset != off) {
 		*why = "hdr_offset";
+		return -EINVAL;
+	}
+	/* any size in 16K..4M here; the JSON checks take only the legal
+	 * powers of two (json_size) */
+	if (b->hdr_size < DMT_LUKS2_DEFAULT_METADATA ||
+	    b->hdr_size > DMT_LUKS2_MAX_METADATA ||
+	    (secondary && b->hdr_size != off)) {
+		*why = "hdr_size";
 		return -EINVAL;
 	}
 	field_in(b->label, in + OFF_LABEL, LUKS2_LABEL_LEN);
@@ -155,14 +166,15 @@ static int bin_decode(const uint8_t *in, uint64_t off, bool secondary,
 }
 
 /*
- * Reads and checks one copy at off: binary header, checksum, JSON text
- * (a '{' first, NULs after the text).  *json_area is malloc'ed.
+ * Reads one copy at off: binary header, its checks, the JSON area and
+ * the checksum (hdr_read_disk).  *json_area (hdr_size - 4096 bytes and a
+ * NUL) is malloc'ed.  A read past the end is -ENODATA ("size").
  */
 int luks2_read_copy(struct dmt_file *f, uint64_t off, bool secondary,
 		    struct luks2_bin *b, char **json_area, const char **why)
 {
 	uint8_t bin[DMT_LUKS2_BIN_HDR_SIZE], csum[LUKS2_CSUM_LEN];
-	size_t json_len, text_len;
+	size_t json_len;
 	char *json = NULL;
 	int ret, csum_len;
 
@@ -191,20 +203,21 @@ int luks2_read_copy(struct dmt_file *f, uint64_t off, bool secondary,
 		ret = -EINVAL;
 		goto out;
 	}
-	/* the text, then NULs only (the parser checks the text ends where
-	 * the object does) */
-	text_len = strnlen(json, json_len);
-	for (size_t i = text_len; i < json_len && text_len < json_len; i++)
-		if (json[i])
-			text_len = json_len;
-	if (json[0] != '{' || text_len == json_len) {
-		*why = "json";
-		ret = -EINVAL;
-		goto out;
-	}
 	*json_area = json;
 	json = NULL;
 out:
 	free(json);
 	return ret;
+}
+
+/* The primary's version when it has the LUKS magic (LUKS1 and LUKS2
+ * share it), 0 otherwise: which reader libcryptsetup picks. */
+int luks2_primary_version(struct dmt_file *f)
+{
+	uint8_t b[8];
+
+	if (dmt_pread_full(f, b, sizeof(b), 0) ||
+	    memcmp(b, LUKS2_MAGIC_1ST, LUKS2_MAGIC_LEN))
+		return 0;
+	return b[6] << 8 | b[7];
 }

@@ -6,6 +6,8 @@
  * trusts offsets and sizes.
  */
 #include <errno.h>
+#include <json-c/linkhash.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,27 +32,106 @@ char *luks2_base64(const uint8_t *b, size_t len)
 	return out;
 }
 
+/* -1 for a character outside the alphabet, 64 for the padding '=' */
+static int b64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return c == '=' ? 64 : -1;
+}
+
+/* The next character that is not white space (NUL counts as white space,
+ * as in libcryptsetup), or -2 at the end. */
+static int b64_next(const char **p, size_t *left)
+{
+	while (*left && strchr(" \t\n\r", **p)) {
+		(*p)++;
+		(*left)--;
+	}
+	if (!*left)
+		return -2;
+	(*left)--;
+	return b64_value(*(*p)++);
+}
+
+static bool b64_only_space(const char *p, size_t left)
+{
+	return b64_next(&p, &left) == -2;
+}
+
+/*
+ * libcryptsetup 2.6.1's decoder (crypt_base64_decode): groups of four,
+ * white space anywhere, '=' only as the last one or two characters of
+ * the last group, unused bits zero, nothing but white space after it.
+ */
+int luks2_b64_decode(const char *in, size_t in_len, uint8_t **out,
+		     size_t *out_len)
+{
+	uint8_t *buf = malloc(in_len / 4 * 3 + 3), *z = buf;
+	int v[4], ret = -EINVAL;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		v[0] = b64_next(&in, &in_len);
+		if (v[0] == -2) {
+			ret = 0;
+			break;
+		}
+		for (int i = 1; i < 4; i++)
+			v[i] = b64_next(&in, &in_len);
+		if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 ||
+		    v[0] == 64 || v[1] == 64 || (v[2] == 64 && v[3] != 64))
+			break;
+		if (v[2] == 64 || v[3] == 64) {
+			/* padding: the dropped bits are zero, nothing after */
+			if ((v[2] == 64 ? v[1] & 15 : v[2] & 3) ||
+			    !b64_only_space(in, in_len))
+				break;
+			*z++ = (uint8_t)(v[0] << 2 | v[1] >> 4);
+			if (v[2] != 64)
+				*z++ = (uint8_t)(v[1] << 4 | v[2] >> 2);
+			ret = 0;
+			break;
+		}
+		*z++ = (uint8_t)(v[0] << 2 | v[1] >> 4);
+		*z++ = (uint8_t)(v[1] << 4 | v[2] >> 2);
+		*z++ = (uint8_t)(v[2] << 6 | v[3]);
+	}
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*out = buf;
+	*out_len = (size_t)(z - buf);
+	return 0;
+}
+
 int luks2_unbase64(const char *s, uint8_t *out, size_t max, size_t *len)
 {
-	size_t slen = strlen(s), pad = 0;
-	uint8_t *tmp;
-	int n;
+	uint8_t *buf;
+	int ret;
 
-	if (!slen || slen % 4 || slen / 4 * 3 > max + 2)
+	if (!s)
 		return -EINVAL;
-	tmp = malloc(slen / 4 * 3);
-	if (!tmp)
-		return -ENOMEM;
-	n = EVP_DecodeBlock(tmp, (const unsigned char *)s, (int)slen);
-	pad = (s[slen - 1] == '=') + (s[slen - 2] == '=');
-	if (n < 0 || (size_t)n - pad > max) {
-		free(tmp);
-		return -EINVAL;
-	}
-	*len = (size_t)n - pad;
-	memcpy(out, tmp, *len);
-	free(tmp);
-	return 0;
+	ret = luks2_b64_decode(s, strlen(s), &buf, len);
+	if (ret)
+		return ret;
+	if (*len > max)
+		ret = -EINVAL;
+	else
+		memcpy(out, buf, *len);
+	OPENSSL_cleanse(buf, *len);
+	free(buf);
+	return ret;
 }
 
 /* "a.b.c": nested members. */
@@ -77,6 +158,194 @@ const char *luks2_json_str(json_object *j, const char *path)
 	return o && json_object_is_type(o, json_type_string) ?
 		       json_object_get_string(o) :
 		       NULL;
+}
+
+/* Member k of o when o is an object that has it (*v may be NULL: a JSON
+ * null). */
+bool luks2_member(json_object *o, const char *k, json_object **v)
+{
+	*v = NULL;
+	return json_object_is_type(o, json_type_object) &&
+	       json_object_object_get_ex(o, k, v);
+}
+
+/* Digits only (libcryptsetup's "numbered"; "" counts as numbered). */
+bool luks2_numbered(const char *s)
+{
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* strtoull, base 10, the whole string, no overflow (json_str_to_uint64:
+ * it also takes the sign and white space strtoull does). */
+bool luks2_str_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long t;
+
+	errno = 0;
+	t = strtoull(s, &end, 10);
+	if (*end || errno) {
+		*v = 0;
+		return false;
+	}
+	*v = t;
+	return true;
+}
+
+/* A string member's value as a number as libcryptsetup reads it
+ * (crypt_jobj_get_uint64): 0 when it is not one. */
+uint64_t luks2_u64_of(json_object *o)
+{
+	uint64_t v = 0;
+
+	if (json_object_is_type(o, json_type_string) ||
+	    json_object_is_type(o, json_type_int))
+		(void)luks2_str_u64(json_object_get_string(o), &v);
+	return v;
+}
+
+/* Does the array hold the string s (LUKS2_array_jobj)? */
+bool luks2_array_has(json_object *a, const char *s)
+{
+	size_t n = json_object_is_type(a, json_type_array) ?
+			   json_object_array_length(a) :
+			   0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+
+		if (json_object_is_type(e, json_type_string) &&
+		    !strcmp(json_object_get_string(e), s))
+			return true;
+	}
+	return false;
+}
+
+/* A segment flag: the whole string (len 0) or a prefix of len bytes. */
+bool luks2_segment_flag(json_object *seg, const char *flag, size_t len)
+{
+	json_object *a, *e;
+	size_t n;
+
+	if (!luks2_member(seg, "flags", &a) ||
+	    !json_object_is_type(a, json_type_array))
+		return false;
+	n = json_object_array_length(a);
+	for (size_t i = 0; i < n; i++) {
+		e = json_object_array_get_idx(a, i);
+		if (json_object_is_type(e, json_type_string) &&
+		    !(len ? strncmp(json_object_get_string(e), flag, len) :
+			    strcmp(json_object_get_string(e), flag)))
+			return true;
+	}
+	return false;
+}
+
+/* ---- which digests list a keyslot or a segment ---- */
+
+struct luks2_ref {
+	int first;		/* the first digest listing it (atoi of its key) */
+	unsigned int count;	/* digests listing it */
+	size_t last;		/* the last digest (ordinal) that counted */
+};
+
+struct luks2_refs {
+	struct lh_table *names;	/* name -> struct luks2_ref */
+	struct luks2_ref *refs;
+};
+
+void luks2_refs_free(struct luks2_refs *t)
+{
+	if (!t)
+		return;
+	if (t->names)
+		lh_table_free(t->names);
+	free(t->refs);
+	free(t);
+}
+
+static size_t refs_total(json_object *digests, const char *member)
+{
+	json_object *a;
+	size_t n = 0;
+
+	json_object_object_foreach(digests, dk, d)
+	{
+		(void)dk;
+		if (luks2_member(d, member, &a) &&
+		    json_object_is_type(a, json_type_array))
+			n += json_object_array_length(a);
+	}
+	return n;
+}
+
+/*
+ * One pass over member ("keyslots" or "segments") of every digest, in
+ * the object's order: lookups in constant time where libcryptsetup scans
+ * every digest for every keyslot and segment (quadratic on a hostile
+ * header).  The names point into digests, which must outlive the table.
+ */
+struct luks2_refs *luks2_refs_new(json_object *digests, const char *member)
+{
+	struct luks2_refs *t = calloc(1, sizeof(*t));
+	size_t used = 0, ord = 0, total = refs_total(digests, member);
+	struct luks2_ref *ref;
+	json_object *a;
+
+	if (!t || !(t->names = lh_kchar_table_new(64, NULL)) ||
+	    !(t->refs = calloc(total + 1, sizeof(*t->refs)))) {
+		luks2_refs_free(t);
+		return NULL;
+	}
+	json_object_object_foreach(digests, dk, d)
+	{
+		size_t n = luks2_member(d, member, &a) &&
+					   json_object_is_type(a, json_type_array) ?
+				   json_object_array_length(a) :
+				   0;
+
+		ord++;
+		for (size_t i = 0; i < n; i++) {
+			json_object *e = json_object_array_get_idx(a, i);
+			const char *name;
+
+			if (!json_object_is_type(e, json_type_string))
+				continue;
+			name = json_object_get_string(e);
+			if (!lh_table_lookup_ex(t->names, name, (void **)&ref)) {
+				ref = &t->refs[used++];
+				*ref = (struct luks2_ref){ .first = atoi(dk) };
+				if (lh_table_insert(t->names, name, ref)) {
+					luks2_refs_free(t);
+					return NULL;
+				}
+			}
+			if (ref->last != ord) {
+				ref->last = ord;
+				ref->count++;
+			}
+		}
+	}
+	return t;
+}
+
+/* Digests listing name; *first the first of them (-ENOENT: none). */
+unsigned int luks2_refs_get(const struct luks2_refs *t, const char *name,
+			    int *first)
+{
+	struct luks2_ref *ref;
+
+	if (!lh_table_lookup_ex(t->names, name, (void **)&ref)) {
+		if (first)
+			*first = -ENOENT;
+		return 0;
+	}
+	if (first)
+		*first = ref->first;
+	return ref->count;
 }
 
 /* A decimal string (offsets and sizes) or, for small values, an int. */
@@ -170,192 +439,4 @@ json_object *luks2_json_new(const struct dmt_luks2_params *p,
 			       luks2_u64_obj(keyslots_size));
 	json_object_object_add(j, "config", o);
 	return j;
-}
-
-/* ---- validation ---- */
-
-static bool is_obj(json_object *j, const char *path)
-{
-	json_object *o = luks2_json_get(j, path);
-
-	return o && json_object_is_type(o, json_type_object);
-}
-
-static bool is_int(json_object *j, const char *path)
-{
-	json_object *o = luks2_json_get(j, path);
-
-	return o && json_object_is_type(o, json_type_int);
-}
-
-static int validate_segment(json_object *seg, const char **why)
-{
-	uint64_t v, ss;
-
-	if (!luks2_json_str(seg, "type")) {
-		*why = "segments.type";
-		return -EINVAL;
-	}
-	if (strcmp(luks2_json_str(seg, "type"), "crypt"))
-		return 0; /* other segment types: not ours to judge */
-	if (luks2_json_u64(seg, "offset", &v) || v % 512) {
-		*why = "segments.offset";
-		return -EINVAL;
-	}
-	if (!luks2_json_str(seg, "size") ||
-	    (strcmp(luks2_json_str(seg, "size"), "dynamic") &&
-	     (luks2_json_u64(seg, "size", &v) || v % 512))) {
-		*why = "segments.size";
-		return -EINVAL;
-	}
-	if (luks2_json_u64(seg, "iv_tweak", &v)) {
-		*why = "segments.iv_tweak";
-		return -EINVAL;
-	}
-	if (!luks2_json_str(seg, "encryption")) {
-		*why = "segments.encryption";
-		return -EINVAL;
-	}
-	if (!is_int(seg, "sector_size") ||
-	    luks2_json_u64(seg, "sector_size", &ss) || ss < 512 || ss > 4096 ||
-	    (ss & (ss - 1))) {
-		*why = "segments.sector_size";
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int validate_keyslot(json_object *ks, uint64_t area_lo,
-			    uint64_t area_hi, const char **why)
-{
-	uint64_t off, size, v, stripes;
-	const char *kdf = luks2_json_str(ks, "kdf.type");
-
-	if (!luks2_json_str(ks, "type")) {
-		*why = "keyslots.type";
-		return -EINVAL;
-	}
-	if (luks2_json_u64(ks, "area.offset", &off) ||
-	    luks2_json_u64(ks, "area.size", &size) || off % 512 ||
-	    off < area_lo || size > area_hi - off || off > area_hi) {
-		*why = "keyslots.area";
-		return -EINVAL;
-	}
-	if (strcmp(luks2_json_str(ks, "type"), "luks2"))
-		return 0;
-	if (!is_int(ks, "key_size") || luks2_json_u64(ks, "key_size", &v) ||
-	    !v || v > 512 || !is_int(ks, "area.key_size") ||
-	    !luks2_json_str(ks, "area.encryption") || !is_int(ks, "af.stripes") ||
-	    !luks2_json_str(ks, "af.hash")) {
-		*why = "keyslots.key_size";
-		return -EINVAL;
-	}
-	/* 4000 stripes (all cryptsetup writes or reads), and the split
-	 * must fit its area */
-	if (luks2_json_u64(ks, "af.stripes", &stripes) ||
-	    stripes != DMT_LUKS2_STRIPES ||
-	    dmt_luks2_af_sectors_size(v, DMT_LUKS2_STRIPES) > size) {
-		*why = "keyslots.af";
-		return -EINVAL;
-	}
-	if (!kdf || !luks2_json_str(ks, "kdf.salt") ||
-	    (!strcmp(kdf, "pbkdf2") ?
-		     !is_int(ks, "kdf.iterations") || !luks2_json_str(ks, "kdf.hash") :
-		     !is_int(ks, "kdf.time") || !is_int(ks, "kdf.memory") ||
-			     !is_int(ks, "kdf.cpus"))) {
-		*why = "keyslots.kdf";
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int validate_digest(json_object *d, const char **why)
-{
-	json_object *a = luks2_json_get(d, "keyslots");
-
-	if (!luks2_json_str(d, "type") || !a ||
-	    !json_object_is_type(a, json_type_array) ||
-	    !(a = luks2_json_get(d, "segments")) ||
-	    !json_object_is_type(a, json_type_array)) {
-		*why = "digests";
-		return -EINVAL;
-	}
-	if (strcmp(luks2_json_str(d, "type"), "pbkdf2"))
-		return 0;
-	if (!luks2_json_str(d, "hash") || !is_int(d, "iterations") ||
-	    !luks2_json_str(d, "salt") || !luks2_json_str(d, "digest")) {
-		*why = "digests.pbkdf2";
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int validate_sections(json_object *j, uint64_t area_lo,
-			     uint64_t area_hi, const char **why)
-{
-	uint64_t off;
-	int ret = 0;
-
-	json_object_object_foreach(luks2_json_get(j, "segments"), sk, seg)
-	{
-		(void)sk;
-		ret = validate_segment(seg, why);
-		if (ret)
-			return ret;
-		/* data must not start inside the keyslots area */
-		if (!luks2_json_u64(seg, "offset", &off) && off &&
-		    off < area_hi) {
-			*why = "segments.offset";
-			return -EINVAL;
-		}
-	}
-	json_object_object_foreach(luks2_json_get(j, "keyslots"), kk, ks)
-	{
-		char *end;
-		unsigned long n = strtoul(kk, &end, 10);
-
-		if (*end || n >= DMT_LUKS2_KEYSLOTS_MAX || !ks) {
-			*why = "keyslots";
-			return -EINVAL;
-		}
-		ret = validate_keyslot(ks, area_lo, area_hi, why);
-		if (ret)
-			return ret;
-	}
-	json_object_object_foreach(luks2_json_get(j, "digests"), dk, d)
-	{
-		(void)dk;
-		ret = validate_digest(d, why);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-int luks2_json_validate(json_object *j, uint64_t hdr_size,
-			uint64_t *keyslots_size, const char **why)
-{
-	static const char *const tops[] = { "keyslots", "tokens", "segments",
-					    "digests", "config" };
-	uint64_t v;
-
-	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
-		if (!is_obj(j, tops[i])) {
-			*why = tops[i];
-			return -EINVAL;
-		}
-	}
-	if (luks2_json_u64(j, "config.json_size", &v) ||
-	    v != hdr_size - DMT_LUKS2_BIN_HDR_SIZE) {
-		*why = "config.json_size";
-		return -EINVAL;
-	}
-	if (luks2_json_u64(j, "config.keyslots_size", keyslots_size) ||
-	    *keyslots_size % LUKS2_AREA_ALIGN ||
-	    *keyslots_size > (UINT64_MAX >> 2)) {
-		*why = "config.keyslots_size";
-		return -EINVAL;
-	}
-	return validate_sections(j, 2 * hdr_size,
-				 2 * hdr_size + *keyslots_size, why);
 }

@@ -4,14 +4,13 @@
  * key through PBKDF2 (OpenSSL) or Argon2i/Argon2id (libargon2, version
  * 0x13, no secret, no associated data), the anti-forensic split with the
  * hash diffuser, the pbkdf2 volume-key digest, and the keyslot area
- * cipher (512-byte sectors, IVs counted from the area's start).
+ * cipher (512-byte sectors, IVs counted from the area's start).  The
+ * costs for a target time are luks2_bench.c's.
  */
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <dmt/crypt.h>
 #include <dmt/reason.h>
@@ -191,77 +190,4 @@ int luks2_area_crypt(const char *cipher, const uint8_t *key, size_t key_len,
 		    dmt_crypt_decrypt(c, 0, len / 512, buf, buf);
 	dmt_crypt_close(c);
 	return ret;
-}
-
-/* ---- cost for a target time (cryptsetup's --iter-time) ---- */
-
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int timed_kdf(const struct dmt_luks2_pbkdf *k, size_t key_len,
-		     double *ms, struct dmt_reason *r)
-{
-	static const uint8_t salt[DMT_LUKS2_SALT_SIZE];
-	uint8_t *key = dmt_secure_alloc(key_len);
-	double t0 = now_ms();
-	int ret;
-
-	if (!key)
-		return -ENOMEM;
-	ret = dmt_luks2_kdf(k, "benchmark", 9, salt, sizeof(salt), key,
-			    key_len, r);
-	*ms = now_ms() - t0;
-	dmt_secure_free(key);
-	return ret;
-}
-
-int dmt_luks2_pbkdf_benchmark(struct dmt_luks2_pbkdf *k, unsigned int target_ms,
-			      size_t key_len, struct dmt_reason *r)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t half_kb = pages > 0 && psize > 0 ?
-				   (uint64_t)pages * (uint64_t)psize / 2048 :
-				   UINT32_MAX;
-	double ms = 0;
-	int ret;
-
-	if (!k->type || !strcmp(k->type, "pbkdf2")) {
-		k->type = "pbkdf2";
-		for (k->iterations = 1000;; k->iterations *= 2) {
-			ret = timed_kdf(k, key_len, &ms, r);
-			if (ret || ms >= 50 || k->iterations >= (1u << 30))
-				break;
-		}
-		if (!ret && ms > 0 && k->iterations * (target_ms / ms) > 1000)
-			k->iterations = (uint32_t)(k->iterations *
-						   (target_ms / ms));
-		else if (!ret)
-			k->iterations = 1000;
-		return ret;
-	}
-	if (!k->memory_kb)
-		k->memory_kb = 1u << 20;
-	if (k->memory_kb > half_kb)
-		k->memory_kb = (uint32_t)half_kb;
-	if (!k->parallel)
-		k->parallel = 4;
-	k->iterations = 4;
-	ret = timed_kdf(k, key_len, &ms, r);
-	if (ret || ms <= 0)
-		return ret;
-	if (ms > target_ms) {
-		uint64_t m = (uint64_t)(k->memory_kb * (target_ms / ms));
-
-		k->memory_kb = m < 32 ? 32 : (uint32_t)m;
-	} else {
-		k->iterations = (uint32_t)(4 * (target_ms / ms));
-		if (k->iterations < 4)
-			k->iterations = 4;
-	}
-	return 0;
 }

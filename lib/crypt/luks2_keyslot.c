@@ -348,13 +348,13 @@ static int try_slot(const struct dmt_luks2 *h, int slot, const void *pass,
 	json_object *ks = keyslot_obj(h, slot);
 	struct dmt_luks2_pbkdf k;
 	uint8_t salt[DMT_LUKS2_SALT_SIZE], *dkey = NULL, *af = NULL;
-	uint64_t stripes, dks;
+	/* libcryptsetup 2.6.1 merges 4000 stripes whatever af.stripes says */
+	uint64_t stripes = DMT_LUKS2_STRIPES, dks;
 	size_t len = 0;
 	int ret = -EINVAL;
 
 	if (!ks || strcmp(luks2_json_str(ks, "type"), "luks2") ||
-	    luks2_json_u64(ks, "af.stripes", &stripes) || !stripes ||
-	    stripes > 1u << 20 || luks2_json_u64(ks, "area.key_size", &dks) ||
+	    luks2_json_u64(ks, "area.key_size", &dks) ||
 	    dks > DMT_CRYPT_MAX_KEY || kdf_from_json(ks, &k, salt))
 		return -EINVAL;
 	len = dmt_luks2_af_sectors_size(vk_len, (unsigned int)stripes);

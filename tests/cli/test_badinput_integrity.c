@@ -116,11 +116,13 @@ Test(badinput_integrity, unreadable_files)
 	struct bi_opts nobody = { .nobody = true };
 	struct ifix f;
 	struct bi_res r;
+	const char *tool;
 	char *w, *before, *key;
 
 	bi_need_root();
 	ifix_init(&f);
 	bi_open_dir(f.dir);
+	tool = bi_nobody_tool(f.dir, it());
 	w = bi_world_dir(f.dir, "w");
 	key = th_path(f.dir, "key.bin");
 	th_write_random_file(key, 32, 3);
@@ -129,19 +131,19 @@ Test(badinput_integrity, unreadable_files)
 	cr_assert_eq(chmod(key, 0600), 0);
 	before = bi_dir_state(f.dir, "w");
 
-	bi_run(&r, f.dir, &nobody, "%s check %s", it(), f.img);
+	bi_run(&r, f.dir, &nobody, "%s check %s", tool, f.img);
 	bi_expect_fail(&r, IT, 4, f.img, 0);
 	bi_free(&r);
-	bi_run(&r, f.dir, &nobody, "%s dump %s", it(), f.img);
+	bi_run(&r, f.dir, &nobody, "%s dump %s", tool, f.img);
 	bi_expect_fail(&r, IT, 4, f.img, 0);
 	bi_free(&r);
 	bi_run(&r, f.dir, &nobody, "%s format --device-size 4M --data-from %s "
-	       "%s/new.img", it(), f.payload, w);
+	       "%s/new.img", tool, f.payload, w);
 	bi_expect_fail(&r, IT, 4, f.payload, 0);
 	bi_expect_absent(w, "new.img");
 	bi_free(&r);
 	bi_run(&r, f.dir, &nobody, "%s format --device-size 4M -I hmac-sha256 "
-	       "--integrity-key-file %s %s/new.img", it(), key, w);
+	       "--integrity-key-file %s %s/new.img", tool, key, w);
 	bi_expect_fail(&r, IT, 4, key, 0);
 	bi_expect_absent(w, "new.img");
 	bi_free(&r);
@@ -547,29 +549,31 @@ Test(badinput_integrity, unwritable_outputs)
 	struct bi_opts nobody = { .nobody = true };
 	struct ifix f;
 	struct bi_res r;
+	const char *tool;
 	char *ro, *before;
 
 	bi_need_root();
 	ifix_init(&f);
 	bi_open_dir(f.dir);
+	tool = bi_nobody_tool(f.dir, it());
 	ro = th_path(f.dir, "ro");
 	cr_assert_eq(mkdir(ro, 0755), 0);
 	cr_assert_eq(chmod(f.img, 0644), 0);
 	before = bi_dir_state(f.dir, NULL);
 
 	bi_run(&r, f.dir, &nobody, "%s format --device-size 4M %s/new.img",
-	       it(), ro);
+	       tool, ro);
 	bi_expect_fail(&r, IT, 4, "new.img", 0);
 	bi_expect_absent(ro, "new.img");
 	bi_free(&r);
-	bi_run(&r, f.dir, &nobody, "%s format %s", it(), f.img);
+	bi_run(&r, f.dir, &nobody, "%s format %s", tool, f.img);
 	bi_expect_fail(&r, IT, 4, f.img, 0);
 	bi_free(&r);
-	bi_run(&r, f.dir, &nobody, "%s recalculate %s", it(), f.img);
+	bi_run(&r, f.dir, &nobody, "%s recalculate %s", tool, f.img);
 	bi_expect_fail(&r, IT, 4, f.img, 0);
 	bi_free(&r);
 	/* a read-only image can still be checked */
-	bi_run(&r, f.dir, &nobody, "%s check %s", it(), f.img);
+	bi_run(&r, f.dir, &nobody, "%s check %s", tool, f.img);
 	bi_expect_ok(&r);
 	bi_expect_state(f.dir, NULL, before, &r);
 	bi_free(&r);

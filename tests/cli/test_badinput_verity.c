@@ -111,22 +111,24 @@ Test(badinput_verity, unreadable_files)
 	struct bi_opts nobody = { .nobody = true };
 	struct vfix f;
 	struct bi_res r;
+	const char *tool;
 	char *w, *before;
 
 	bi_need_root();
 	vfix_init(&f);
 	bi_open_dir(f.dir);
+	tool = bi_nobody_tool(f.dir, vt());
 	w = bi_world_dir(f.dir, "w");
 	cr_assert_eq(chmod(f.data, 0600), 0);
 	cr_assert_eq(chmod(f.hash, 0644), 0);
 
 	before = bi_dir_state(f.dir, "w");
-	bi_run(&r, f.dir, &nobody, "%s build %s %s/new.hash", vt(), f.data,
+	bi_run(&r, f.dir, &nobody, "%s build %s %s/new.hash", tool, f.data,
 	       w);
 	bi_expect_fail(&r, VT, 4, f.data, 0);
 	bi_expect_absent(w, "new.hash");
 	bi_free(&r);
-	bi_run(&r, f.dir, &nobody, "%s verify %s %s %s", vt(), f.data, f.hash,
+	bi_run(&r, f.dir, &nobody, "%s verify %s %s %s", tool, f.data, f.hash,
 	       f.root);
 	bi_expect_fail(&r, VT, 4, f.data, 0);
 	bi_free(&r);
@@ -134,11 +136,11 @@ Test(badinput_verity, unreadable_files)
 	/* readable data, unreadable tree */
 	cr_assert_eq(chmod(f.data, 0644), 0);
 	cr_assert_eq(chmod(f.hash, 0600), 0);
-	bi_run(&r, f.dir, &nobody, "%s verify %s %s %s", vt(), f.data, f.hash,
+	bi_run(&r, f.dir, &nobody, "%s verify %s %s %s", tool, f.data, f.hash,
 	       f.root);
 	bi_expect_fail(&r, VT, 4, f.hash, 0);
 	bi_free(&r);
-	bi_run(&r, f.dir, &nobody, "%s dump %s", vt(), f.hash);
+	bi_run(&r, f.dir, &nobody, "%s dump %s", tool, f.hash);
 	bi_expect_fail(&r, VT, 4, f.hash, 0);
 	cr_assert_eq(chmod(f.data, 0600), 0);
 	cr_assert_eq(chmod(f.hash, 0644), 0);
@@ -611,24 +613,26 @@ Test(badinput_verity, unwritable_outputs)
 	struct bi_opts nobody = { .nobody = true };
 	struct vfix f;
 	struct bi_res r;
+	const char *tool;
 	char *w, *ro, *before, *wbefore;
 
 	bi_need_root();
 	vfix_init(&f);
 	bi_open_dir(f.dir);
+	tool = bi_nobody_tool(f.dir, vt());
 	w = bi_world_dir(f.dir, "w");
 	ro = th_path(f.dir, "ro");
 	cr_assert_eq(mkdir(ro, 0755), 0);
 
 	/* a new tree in a directory nobody cannot write */
 	before = bi_dir_state(f.dir, "w");
-	bi_run(&r, f.dir, &nobody, "%s build %s %s/new.hash", vt(), f.data,
+	bi_run(&r, f.dir, &nobody, "%s build %s %s/new.hash", tool, f.data,
 	       ro);
 	bi_expect_fail(&r, VT, 4, "new.hash", 0);
 	bi_expect_absent(ro, "new.hash");
 	bi_free(&r);
 	/* an existing read-only tree */
-	bi_run(&r, f.dir, &nobody, "%s build --salt - %s %s", vt(), f.data,
+	bi_run(&r, f.dir, &nobody, "%s build --salt - %s %s", tool, f.data,
 	       f.hash);
 	bi_expect_fail(&r, VT, 4, f.hash, 0);
 	bi_expect_state(f.dir, "w", before, &r);
@@ -638,7 +642,7 @@ Test(badinput_verity, unwritable_outputs)
 	 * appear under the final names */
 	wbefore = bi_dir_state(w, NULL);
 	bi_run(&r, f.dir, &nobody, "%s build --root-hash-file %s/root.txt "
-	       "%s %s/new.hash", vt(), ro, f.data, w);
+	       "%s %s/new.hash", tool, ro, f.data, w);
 	bi_expect_fail(&r, VT, 4, "root.txt", 0);
 	bi_expect_absent(ro, "root.txt");
 	bi_expect_state(w, NULL, wbefore, &r);

@@ -304,10 +304,12 @@ Test(cli_framework, version_help_quiet)
 	struct run r = run("-V", NULL);
 
 	cr_expect_eq(r.rc, 0);
-	cr_expect_str_eq(r.out, "demo-tool " DMT_VERSION "\n");
+	cr_expect_str_eq(r.out,
+			 "demo-tool " DMT_VERSION " " DMT_BUILD_FEATURES "\n");
 	done(&r);
 	r = run("--version", NULL);
-	cr_expect_str_eq(r.out, "demo-tool " DMT_VERSION "\n");
+	cr_expect_str_eq(r.out,
+			 "demo-tool " DMT_VERSION " " DMT_BUILD_FEATURES "\n");
 	done(&r);
 	r = run("--help", NULL);
 	cr_expect_eq(r.rc, 0);

@@ -577,7 +577,7 @@ Test(crypt_tool, plain_matches_libcryptsetup, .init = setup, .fini = teardown,
 		/* --hash and --keyfile-size are ignored with a key file */
 		{ "--hash sha512 --keyfile-size 7 --keyfile-offset 13 --key-size 512",
 		  "regular" },
-		{ "--cipher aes-xts-plain --sector-size 4096 --offset 16 --skip 9",
+		{ "--cipher aes-xts-plain --sector-size 4096 --offset 16 --skip 24",
 		  "regular" },
 		{ "--cipher aes-cbc-essiv:sha256 --key-size 256 --offset 3 --skip 5",
 		  "regular" },

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,8 @@
 
 #include "tests/support/helpers.h"
 
-#define BI_NOBODY 65534
+/* The unprivileged user of the .nobody runs (uid and gid 65534 on Debian). */
+#define BI_NOBODY_NAME "nobody"
 
 struct bi_res {
 	int status;		/* raw waitpid status */
@@ -55,6 +57,17 @@ static inline char *bi_slurp(const char *path)
 	return (char *)th_read_file(path, &len);
 }
 
+/* Becomes BI_NOBODY_NAME (in a child): 0, or -1 (no such user, or refused). */
+static inline int bi_drop_root(void)
+{
+	const struct passwd *pw = getpwnam(BI_NOBODY_NAME);
+
+	if (!pw || setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 ||
+	    setuid(pw->pw_uid) < 0)
+		return -1;
+	return 0;
+}
+
 /*
  * Runs "exec <cmd>" through /bin/sh (so the status is the tool's own, a
  * crash shows as a signal) with stdout/stderr in files of `dir`.
@@ -82,9 +95,7 @@ static inline void bi_vrun(struct bi_res *r, const char *dir,
 			_exit(126);
 		for (int i = 0; o && i < 4 && o->env[i]; i++)
 			putenv((char *)o->env[i]);
-		if (o && o->nobody &&
-		    (setgroups(0, NULL) < 0 || setgid(BI_NOBODY) < 0 ||
-		     setuid(BI_NOBODY) < 0))
+		if (o && o->nobody && bi_drop_root() < 0)
 			_exit(126);
 		if (asprintf(&line, "exec %s", cmd) < 0)
 			_exit(126);
@@ -319,6 +330,44 @@ static inline void bi_copy(const char *from, const char *to)
 
 	th_write_file(to, b, len);
 	free(b);
+}
+
+/*
+ * The tool `path` as the unprivileged user can run it: a copy in
+ * dir/.bi-bin/ (bi_dir_state ignores ".bi-" names; dir goes with the
+ * fixture), since the build directory may be where that user cannot go (a
+ * checkout under /root, mode 0700).  dir must be open (bi_open_dir).
+ * Skips the test, saying why, when there is no such user or it cannot
+ * reach dir (TMPDIR under a private directory).  Returns a static buffer.
+ */
+static inline const char *bi_nobody_tool(const char *dir, const char *path)
+{
+	static __thread char copy[4096];
+	const char *name = strrchr(path, '/');
+	char *bin = th_path(dir, ".bi-bin");
+	int status;
+	pid_t pid;
+
+	if (!getpwnam(BI_NOBODY_NAME))
+		cr_skip("no user '" BI_NOBODY_NAME "' to run the tools without root");
+	snprintf(copy, sizeof(copy), "%s/%s", bin, name ? name + 1 : path);
+	if (mkdir(bin, 0755) < 0)
+		cr_assert_eq(errno, EEXIST, "mkdir %s: %s", bin, strerror(errno));
+	cr_assert_eq(chmod(bin, 0755), 0);
+	bi_copy(path, copy);
+	cr_assert_eq(chmod(copy, 0755), 0, "chmod %s: %s", copy, strerror(errno));
+	free(bin);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0)
+		_exit(bi_drop_root() < 0 ? 2 : access(copy, X_OK) < 0 ? 1 : 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 2,
+		  "cannot become user '" BI_NOBODY_NAME "'");
+	if (WEXITSTATUS(status) != 0)
+		cr_skip("user '" BI_NOBODY_NAME "' cannot reach %s (is TMPDIR "
+			"under a private directory?)", copy);
+	return copy;
 }
 
 #endif /* DMT_TESTS_BADINPUT_H */

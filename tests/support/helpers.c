@@ -317,6 +317,26 @@ int th_sh(char **out, char **err, const char *fmt, ...)
 	return rc;
 }
 
+int th_sh_tools(char **out, char **err, const char *dir, const char *in,
+		const char *fmt, ...)
+{
+	char *cmd, *build = realpath(th_tool(""), NULL);
+	va_list ap;
+	int rc;
+
+	if (!build)
+		die("the build directory");
+	va_start(ap, fmt);
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		die("vasprintf");
+	va_end(ap);
+	rc = th_sh(out, err, "cd '%s' && T='%s' CT='%s/crypt-tool' && { %s\n}%s%s",
+		   dir, build, build, cmd, in ? " < " : "", in ? in : "");
+	free(cmd);
+	free(build);
+	return rc;
+}
+
 uint8_t *th_guard_alloc(size_t n)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

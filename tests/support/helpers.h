@@ -48,6 +48,11 @@ int th_run(char *const argv[], char **out, char **err);
 int th_sh(char **out, char **err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* th_sh in dir with $T the build directory and $CT its crypt-tool;
+ * stdin from the file in (in dir) unless NULL. */
+int th_sh_tools(char **out, char **err, const char *dir, const char *in,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /*
  * n bytes whose end touches a PROT_NONE page (reads past the end fault).
  * Free with th_guard_free().

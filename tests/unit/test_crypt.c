@@ -287,13 +287,28 @@ Test(crypt, refusals)
 #ifdef HAVE_LIBCRYPTSETUP
 /* ---- plain-mode key hashing: libcryptsetup hashes the same way ---- */
 
+/*
+ * The key `cryptsetup open --type plain --hash HASH` makes.  The CLI drops
+ * the hash "plain" (src/cryptsetup.c) and libcryptsetup's process_key then
+ * copies the passphrase, cut or zero-padded; its API gives no key of a
+ * device without a hash, so that rule is written out here (the kernel
+ * suite's crypt-plain-hashplain-* cases prove it on a mapping).
+ */
 static void plain_vk_oracle(const char *dir, const char *hash,
 			    const char *pass, size_t key_size, uint8_t *vk)
 {
 	struct crypt_params_plain pp = { .hash = hash };
 	struct crypt_device *cd = NULL;
-	char *dev = th_path(dir, "plain.img");
+	char *dev;
 	size_t len = key_size;
+
+	if (!strcmp(hash, "plain")) {
+		memset(vk, 0, key_size);
+		memcpy(vk, pass, strlen(pass) < key_size ? strlen(pass) :
+							   key_size);
+		return;
+	}
+	dev = th_path(dir, "plain.img");
 
 	th_write_random_file(dev, 1 << 20, 1);
 	cr_assert_eq(crypt_init(&cd, dev), 0);
@@ -308,18 +323,29 @@ static void plain_vk_oracle(const char *dir, const char *hash,
 
 Test(crypt, plain_hash_as_cryptsetup)
 {
+	static const char *const long_pass =
+		"correct horse battery staple, long enough";
 	const struct {
 		const char *hash;
 		size_t key_size;
-	} cases[] = { { "ripemd160", 64 }, { "sha256", 64 }, { "sha256", 32 },
-		      { "sha512", 64 },	   { "sha1", 32 },   { "sha256:20", 64 },
-		      { "plain", 32 },	   { "plain:16", 32 } };
-	const char *pass = "correct horse battery staple, long enough";
+		const char *pass;
+	} cases[] = {
+		{ "ripemd160", 64, long_pass }, { "sha256", 64, long_pass },
+		{ "sha256", 32, long_pass },	{ "sha512", 64, long_pass },
+		{ "sha1", 32, long_pass },	{ "sha256:20", 64, long_pass },
+		{ "sha256:20", 64, "xxxxxxxx" },
+		/* plain: cut to the key, or zero-padded (issue 27) */
+		{ "plain", 32, long_pass },	{ "plain", 32, "xxxxxxxx" },
+		{ "plain", 64, long_pass },	{ "plain:16", 32, long_pass },
+		{ "plain:8", 32, "xxxxxxxx" },	{ "plain:0", 32, "xxxxxxxx" },
+		{ "plain: 4", 32, "xxxxxxxx" }, { "sha1:+7x", 32, long_pass },
+	};
 	char *dir = th_mkdtemp();
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint8_t want[64], got[64];
 		struct dmt_reason r = { 0 };
+		const char *pass = cases[i].pass;
 
 		plain_vk_oracle(dir, cases[i].hash, pass, cases[i].key_size,
 				want);
@@ -349,10 +375,52 @@ Test(crypt, plain_hash_refusals)
 	cr_expect_eq(r.code, DMT_REASON_TOO_LARGE);
 	cr_expect_eq(dmt_crypt_plain_hash("sha256:x", "x", 1, key, 32, &r),
 		     -EINVAL);
-	cr_expect_eq(dmt_crypt_plain_hash("plain", "short", 5, key, 32, &r),
+	cr_expect_eq(dmt_crypt_plain_hash("sha256:", "x", 1, key, 32, &r),
+		     -EINVAL);
+	cr_expect_eq(dmt_crypt_plain_hash("sha256:-1", "x", 1, key, 32, &r),
+		     -EINVAL);
+	/* plain:N takes exactly N bytes: a shorter passphrase is refused */
+	cr_expect_eq(dmt_crypt_plain_hash("plain:6", "short", 5, key, 32, &r),
 		     -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_TOO_SMALL);
+	cr_expect_eq(r.min, 6);
+	cr_expect_eq(dmt_crypt_plain_hash("plain:33", "x", 1, key, 32, &r),
+		     -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_TOO_LARGE);
+	/* plain alone: the passphrase zero-padded to the key */
+	cr_assert_eq(dmt_crypt_plain_hash("plain", "short", 5, key, 32, &r), 0);
+	cr_expect_eq(memcmp(key, "short", 5), 0);
+	for (size_t i = 5; i < sizeof(key); i++)
+		cr_expect_eq(key[i], 0, "byte %zu", i);
+	cr_expect(dmt_crypt_hash_usable("sha256"));
+	cr_expect(!dmt_crypt_hash_usable("whirlpool-not-a-hash"));
+	cr_expect(strstr(dmt_crypt_supported_hashes(), "sha256"));
 }
+
+#ifdef HAVE_LIBCRYPTSETUP
+/* What libcryptsetup refuses, we refuse (plain:N past the passphrase). */
+Test(crypt, plain_hash_refusals_as_cryptsetup)
+{
+	struct crypt_params_plain pp = { .hash = "plain:9" };
+	struct crypt_device *cd = NULL;
+	char *dir = th_mkdtemp(), *dev = th_path(dir, "plain.img");
+	uint8_t key[32];
+	size_t len = sizeof(key);
+
+	th_write_random_file(dev, 1 << 20, 1);
+	cr_assert_eq(crypt_init(&cd, dev), 0);
+	cr_assert_eq(crypt_format(cd, CRYPT_PLAIN, "aes", "cbc-essiv:sha256",
+				  NULL, NULL, sizeof(key), &pp), 0);
+	cr_expect_lt(crypt_volume_key_get(cd, CRYPT_ANY_SLOT, (char *)key, &len,
+					  "xxxxxxxx", 8), 0);
+	cr_expect_eq(dmt_crypt_plain_hash("plain:9", "xxxxxxxx", 8, key,
+					  sizeof(key), NULL), -EINVAL);
+	crypt_free(cd);
+	th_rmtree(dir);
+	free(dir);
+	free(dev);
+}
+#endif
 
 Test(crypt, secure_memory)
 {

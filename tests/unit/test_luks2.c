@@ -26,6 +26,8 @@
 #include <dmt/luks2.h>
 #include <dmt/reason.h>
 
+#include "lib/crypt/luks2_priv.h"
+
 static const char pass[] = "test passphrase";
 static const struct dmt_luks2_pbkdf cheap_pbkdf2 = { "pbkdf2", "sha256", 1000,
 						     0, 0 };
@@ -515,7 +517,7 @@ Test(luks2, damaged_headers, .timeout = 120)
 		fix_checksum(copy, off, 16384);
 	}
 	cr_expect_eq(load_reason(copy, &r, &which), -EINVAL);
-	cr_expect_str_eq(r.field, "segments.sector_size");
+	cr_expect_str_eq(r.field, "segment 0: sector_size 4095 is not a multiple of 512");
 	cr_expect_not(cryptsetup_loads(copy));
 	/* ... and the checksum fix alone is accepted (the edit is the fault) */
 	th_sh(NULL, NULL, "cp '%s' '%s'", img.path, copy);
@@ -736,7 +738,7 @@ Test(luks2, decrypts_cryptsetup_reencrypt, .timeout = 120)
 		th_write_file(data, want, plen);
 		unlink(hdr);
 		cr_assert_eq(th_sh(NULL, &err,
-				   "printf '%%s' '%s' | cryptsetup reencrypt -q --encrypt "
+				   "printf '%%s' '%s' | cryptsetup reencrypt -q --disable-locks --encrypt "
 				   "--type luks2 --header '%s' --sector-size %u "
 				   "--pbkdf pbkdf2 --pbkdf-force-iterations 1000 "
 				   "--key-file - '%s'", pass, hdr, sizes[i], data),
@@ -905,7 +907,7 @@ Test(luks2, cryptsetup_reencrypt_decrypts_ours, .timeout = 120)
 
 	make_image(dir, "hdr", &p, &kp, n, &img);
 	cr_assert_eq(th_sh(NULL, &err,
-			   "printf '%%s' '%s' | cryptsetup reencrypt -q --decrypt "
+			   "printf '%%s' '%s' | cryptsetup reencrypt -q --disable-locks --decrypt "
 			   "--force-offline-reencrypt --header '%s' "
 			   "--key-file - '%s'", pass, img.path,
 			   img.data), 0, "%s", err);
@@ -1050,6 +1052,94 @@ Test(luks2, keyslot_info_as_libcryptsetup, .timeout = 60)
 	free(path);
 	th_rmtree(dir);
 	free(dir);
+}
+
+/* ---- the Argon2 cost search (cryptsetup 2.6.1's rules) on model machines ---- */
+
+/* A machine where a run takes t * m * num / den ms, exactly. */
+struct model {
+	uint64_t num, den;
+	int runs;
+};
+
+static int model_run(void *ctx, uint32_t t, uint32_t m, long *ms)
+{
+	struct model *mo = ctx;
+
+	mo->runs++;
+	*ms = (long)((uint64_t)t * m * mo->num / mo->den);
+	return 0;
+}
+
+/*
+ * The costs crypt_argon2_check chooses, worked out by hand from its rules
+ * (lib/crypto_backend/pbkdf_check.c 2.6.1) on each model: 64 MiB at time 4
+ * first, memory raised to a 250 ms run, then estimated for the target,
+ * memory first; the 64 MiB floor and the ceiling are the fixed points.
+ */
+Test(luks2, argon2_search_rules)
+{
+	static const struct {
+		uint64_t num, den;
+		uint32_t max_m, parallel, target, t, m;
+	} cases[] = {
+		/* 64 MiB at time 4 take 200 ms */
+		{ 25, 32768, 1u << 20, 2, 100, 4, 65536 },	/* the floor */
+		{ 25, 32768, 1u << 20, 2, 2000, 4, 655360 },	/* memory */
+		{ 25, 32768, 1u << 20, 2, 5000, 6, 1u << 20 },	/* ceiling, time */
+		{ 25, 32768, 32768, 1, 1000, 40, 32768 },	/* --pbkdf-memory */
+		{ 25, 32768, 32768, 1, 10, 4, 32768 },
+		/* a fast machine: 4 ms (x16 steps) */
+		{ 1, 65536, 1u << 20, 4, 2000, 125, 1u << 20 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model mo = { cases[i].num, cases[i].den, 0 };
+		struct luks2_argon2_timer tm = { model_run, &mo };
+		uint32_t t = 0, m = 0;
+
+		cr_assert_eq(luks2_argon2_search(&tm, cases[i].max_m,
+						 cases[i].parallel,
+						 cases[i].target, &t, &m), 0);
+		cr_expect_eq(t, cases[i].t, "case %zu: time %u, want %u", i, t,
+			     cases[i].t);
+		cr_expect_eq(m, cases[i].m, "case %zu: memory %u, want %u", i,
+			     m, cases[i].m);
+		cr_expect_lt(mo.runs, 12, "case %zu: %d runs", i, mo.runs);
+	}
+}
+
+/* A ceiling below 8 KiB per lane cannot be met. */
+Test(luks2, argon2_search_refuses)
+{
+	struct model mo = { 1, 1, 0 };
+	struct luks2_argon2_timer tm = { model_run, &mo };
+	uint32_t t, m;
+
+	cr_expect_eq(luks2_argon2_search(&tm, 16, 4, 100, &t, &m), -EINVAL);
+	cr_expect_eq(luks2_argon2_search(&tm, 1u << 20, 4, 0, &t, &m), -EINVAL);
+}
+
+/* cryptsetup's ceilings: half the RAM, 4 lanes and the online CPUs. */
+Test(luks2, argon2_limits)
+{
+	struct dmt_luks2_pbkdf k = { "argon2id", NULL, 0, 0, 0 };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t half = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+			(uint64_t)sysconf(_SC_PAGESIZE) / 2048;
+
+	dmt_luks2_pbkdf_limit(&k);
+	cr_expect_eq(k.memory_kb, half < (1u << 20) ? half : 1u << 20);
+	cr_expect_eq(k.parallel, cpus < 4 ? (uint32_t)cpus : 4);
+	k = (struct dmt_luks2_pbkdf){ "argon2i", NULL, 4, 4u << 20, 8 };
+	dmt_luks2_pbkdf_limit(&k);
+	cr_expect_leq(k.memory_kb, half);
+	cr_expect_leq(k.parallel, 4);
+	cr_expect_leq(k.parallel, (uint32_t)cpus);
+	k = (struct dmt_luks2_pbkdf){ "pbkdf2", "sha256", 1000, 0, 0 };
+	dmt_luks2_pbkdf_limit(&k);
+	cr_expect_eq(k.memory_kb, 0);
+	cr_expect_eq(k.parallel, 0);
 }
 
 #endif /* libcryptsetup and libargon2 present */

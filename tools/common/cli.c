@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dmt/io.h>
 
@@ -196,6 +197,11 @@ static int read_options(struct cli *c, poptContext ctx)
 	while ((r = poptGetNextOpt(ctx)) > 0) {
 		size_t i = (size_t)r - 1;
 
+		if (c->given[i] && (opt_at(c->tool, i)->flags & CLI_ONCE)) {
+			tool_err("--%s can only be given once",
+				 opt_at(c->tool, i)->name);
+			return TOOL_EXIT_USAGE;
+		}
 		c->given[i] = true;
 		if (opt_at(c->tool, i)->type != CLI_NONE) {
 			/* a repeated option: the last one wins */
@@ -318,7 +324,8 @@ static int informational(struct cli *c, poptContext ctx, int *rc)
 	} else if (builtin_given(c, B_USAGE)) {
 		poptPrintUsage(ctx, stdout, 0);
 	} else if (builtin_given(c, B_VERSION)) {
-		printf("%s %s\n", t->name, DMT_VERSION);
+		/* what this build has: +argon2/-argon2, the ISA backends */
+		printf("%s %s %s\n", t->name, DMT_VERSION, DMT_BUILD_FEATURES);
 	} else if (builtin_given(c, B_LIST_ENGINES)) {
 		*rc = engine_setup(c, true);
 		if (!*rc)
@@ -382,13 +389,22 @@ static int flush_stdout(int rc)
 	return rc;
 }
 
-static void finish(struct cli *c, bool json_wanted, int rc)
+static int exit_status(const struct cli *c, int rc)
 {
 	int code = exit_of(rc);
+
+	return c->tool->exit_status ? c->tool->exit_status(c, code) : code;
+}
+
+static void finish(struct cli *c, bool json_wanted, int rc)
+{
+	int code = exit_status(c, rc);
 
 	if (code && json_wanted && !c->json_printed)
 		cli_json_print(c, cli_json_error(c->tool, tool_first_error(),
 						 code, cli_last_reason()));
+	if (tool_verbosity > 0)
+		tool_progress_clear(STDERR_FILENO);
 	if (tool_verbosity > 0 && c->cmd >= 0 && rc < 0)
 		fprintf(stderr, "Command failed with code %d (%s).\n", rc,
 			dmt_strerror(rc));
@@ -433,6 +449,7 @@ int cli_main(const struct cli_tool *t, int argc, const char **argv)
 	ctx = poptGetContext(t->name, argc, argv, table, 0);
 	poptSetOtherOptionHelp(ctx, "[OPTION...] <command> <arguments>");
 	rc = read_options(&c, ctx);
+	c.usage_error = rc != 0;
 	set_verbosity(&c);
 	c.args = poptGetArgs(ctx);
 	while (c.args && c.args[c.nargs])
@@ -440,14 +457,16 @@ int cli_main(const struct cli_tool *t, int argc, const char **argv)
 	if (rc || informational(&c, ctx, &rc))
 		goto out;
 	rc = check_command(&c);
+	c.usage_error = rc != 0;
 	if (!rc)
 		rc = run_command(&c);
 	rc = flush_stdout(rc);
 out:
 	finish(&c, cli_given(&c, cli_option_index(t, "json")), rc);
+	rc = exit_status(&c, rc);
 	free_cli(&c, n);
 	if (ctx)
 		poptFreeContext(ctx);
 	free(table);
-	return exit_of(rc);
+	return rc;
 }

@@ -52,6 +52,7 @@ enum cli_type {
 
 enum {
 	CLI_HIDDEN = 1 << 0,	/* accepted, not listed in --help */
+	CLI_ONCE = 1 << 1,	/* given twice: refused (not "the last wins") */
 };
 
 struct cli_option {
@@ -117,6 +118,9 @@ struct cli_tool {
 			    char *buf, size_t size);
 	size_t priv_size;		/* bytes of c->priv (zeroed) */
 	void (*cleanup)(struct cli *c);	/* frees what priv holds */
+	/* the exit code of the run, mapped (a compatibility mode: another
+	 * program's codes); also the --json error's.  May be NULL. */
+	int (*exit_status)(const struct cli *c, int code);
 };
 
 /* Parses, checks, runs the command; returns the process exit code. */
@@ -131,6 +135,9 @@ struct cli {
 	const char **args;		/* positional arguments after it */
 	int nargs;
 	bool json;			/* --json given and accepted */
+	/* the failure is one of the command line itself (what the framework
+	 * refuses; a tool sets it for its own such checks) */
+	bool usage_error;
 	bool json_printed;		/* a result object reached stdout */
 	bool batch;			/* --batch-mode or -q */
 	int progress_frequency;
@@ -157,7 +164,11 @@ const char *cli_field_option(const struct cli_tool *t, const char *field);
 struct json_object;
 void cli_json_print(struct cli *c, struct json_object *j);
 void cli_json_add_u64(struct json_object *j, const char *k, uint64_t v);
+/* Every string of every JSON output: v as it is when it is valid UTF-8,
+ * else with U+FFFD for each invalid byte plus "<k>_b64", the exact bytes
+ * in base64 (v NULL: null). */
 void cli_json_add_str(struct json_object *j, const char *k, const char *v);
+bool cli_utf8_valid(const char *s);
 void cli_json_add_bool(struct json_object *j, const char *k, bool v);
 /* {"error": {"message": ..., "exit_code": N[, "reason": ..., "field":
  * ...]}} for a failure (the first error message of the run). */

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dmt/io.h>
 
@@ -35,6 +36,7 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	if (!prefix && !first_error[0])
 		memcpy(first_error, line, sizeof(line));
+	tool_progress_clear(STDERR_FILENO);
 	fprintf(stderr, "%s: %s%s\n", tool_name, prefix ? prefix : "", line);
 }
 
@@ -62,6 +64,7 @@ void tool_info(const char *fmt, ...)
 
 	if (tool_verbosity < 0)
 		return;
+	tool_progress_clear(STDERR_FILENO);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -74,6 +77,7 @@ void tool_verbose(const char *fmt, ...)
 
 	if (tool_verbosity < 1)
 		return;
+	tool_progress_clear(STDERR_FILENO);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -86,6 +90,7 @@ void tool_debug(const char *fmt, ...)
 
 	if (tool_verbosity < 2)
 		return;
+	tool_progress_clear(STDERR_FILENO);
 	va_start(ap, fmt);
 	fputs("# ", stderr);
 	vfprintf(stderr, fmt, ap);

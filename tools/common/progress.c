@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The one progress printer (cryptsetup's line, --progress-frequency
  * lines, --progress-json objects) and the signals that interrupt it. */
-#include "tools/common/tool-common.h"
+#include "tools/common/cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,18 @@ bool tool_interrupted(void)
 }
 
 /* ---- progress (cryptsetup's shapes, on stderr) ---- */
+
+/* A line redrawn with '\r' is on the terminal, without its newline. */
+static bool line_shown;
+
+void tool_progress_clear(int fd)
+{
+	if (!line_shown || (fd != STDERR_FILENO && !isatty(fd)))
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	line_shown = false;
+}
 
 static uint64_t now_ns(void)
 {
@@ -88,6 +101,32 @@ void tool_progress_init(struct tool_progress *p, const char *device,
 	p->start_ns = now_ns();
 }
 
+/* cryptsetup's --progress-json line (numbers as strings, as it writes
+ * them); the device name by the JSON rule of every tool (json.c). */
+static void progress_json(const char *device, uint64_t done, uint64_t total,
+			  double speed, double eta, double secs)
+{
+	struct json_object *j = json_object_new_object();
+	char num[5][32];
+
+	snprintf(num[0], sizeof(num[0]), "%" PRIu64, done);
+	snprintf(num[1], sizeof(num[1]), "%" PRIu64, total);
+	snprintf(num[2], sizeof(num[2]), "%.0f", speed);
+	snprintf(num[3], sizeof(num[3]), "%.0f", eta * 1000);
+	snprintf(num[4], sizeof(num[4]), "%.0f", secs * 1000);
+	cli_json_add_str(j, "device", device ? device : "");
+	cli_json_add_str(j, "device_bytes", num[0]);
+	cli_json_add_str(j, "device_size", num[1]);
+	cli_json_add_str(j, "speed", num[2]);
+	cli_json_add_str(j, "eta_ms", num[3]);
+	cli_json_add_str(j, "time_ms", num[4]);
+	fprintf(stderr, "%s\n",
+		json_object_to_json_string_ext(
+			j, JSON_C_TO_STRING_PLAIN |
+				   JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(j);
+}
+
 static void progress_print(struct tool_progress *p, uint64_t done,
 			   uint64_t total, uint64_t t)
 {
@@ -99,12 +138,7 @@ static void progress_print(struct tool_progress *p, uint64_t done,
 	char etabuf[32];
 
 	if (p->json) {
-		fprintf(stderr,
-			"{\"device\":\"%s\",\"device_bytes\":\"%" PRIu64
-			"\",\"device_size\":\"%" PRIu64
-			"\",\"speed\":\"%.0f\",\"eta_ms\":\"%.0f\",\"time_ms\":\"%.0f\"}\n",
-			p->device ? p->device : "", done, total, speed,
-			eta * 1000, secs * 1000);
+		progress_json(p->device, done, total, speed, eta, secs);
 		return;
 	}
 	fmt_bytes(done, &dv, &du);
@@ -116,6 +150,7 @@ static void progress_print(struct tool_progress *p, uint64_t done,
 		total ? 100.0 * (double)done / (double)total : 100.0, etabuf,
 		dv, du, p->verb, sv, su, p->frequency ? "\n" : "");
 	p->printed = true;
+	line_shown = !p->frequency;
 }
 
 int tool_progress_cb(void *ctx, uint64_t done, uint64_t total)
@@ -150,7 +185,7 @@ void tool_progress_finish(struct tool_progress *p, bool ok)
 	if (!p->printed && p->frequency == 0)
 		return;	/* finished before the first redraw: stay quiet */
 	if (!p->frequency)
-		fputs("\r\033[2K", stderr);
+		tool_progress_clear(STDERR_FILENO);
 	if (!ok) {
 		fputs(interrupted ? "Interrupted.\n" : "", stderr);
 		return;

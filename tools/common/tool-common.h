@@ -108,6 +108,15 @@ void tool_progress_init(struct tool_progress *p, const char *device,
 /* Glue for struct dmt_progress. */
 int tool_progress_cb(void *ctx, uint64_t done, uint64_t total);
 void tool_progress_finish(struct tool_progress *p, bool ok);
+/*
+ * Before anything is written to fd (STDOUT_FILENO, STDERR_FILENO): a
+ * progress line drawn on the terminal is erased ("\r\033[K"), so no
+ * result or message shares its line.  For stdout only when stdout is a
+ * terminal too (else the progress line stays).  The message functions
+ * and cli_json_print do it; a tool printing results with printf while
+ * progress runs calls it first.
+ */
+void tool_progress_clear(int fd);
 struct dmt_progress tool_progress_hook(struct tool_progress *p);
 
 /* SIGINT/SIGTERM/SIGHUP set a flag that tool_progress_cb turns into an

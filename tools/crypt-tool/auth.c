@@ -45,6 +45,7 @@ static int auth_options(struct cli *c, struct dmt_auth_spec *s,
 	}
 	m->cipher = s->cipher;
 	m->key_size = (unsigned int)(s->cipher_key_size + s->mac_key_size);
+	m->sector_size_given = cli_given(c, O_SECTOR_SIZE);
 	m->sector_size = (unsigned int)cli_num(c, O_SECTOR_SIZE, 4096);
 	if (m->sector_size < 512 || m->sector_size > 4096 ||
 	    (m->sector_size & (m->sector_size - 1))) {
@@ -61,7 +62,7 @@ static int auth_options(struct cli *c, struct dmt_auth_spec *s,
 
 /* Header with its keyslot and the volume key (cipher || MAC key). */
 static int auth_header(struct cli *c, const struct dmt_auth_spec *s,
-		       const struct ct_map *m, struct dmt_luks2_pbkdf *pbkdf,
+		       struct ct_map *m, struct dmt_luks2_pbkdf *pbkdf,
 		       int *keyslot)
 {
 	struct ct *ct = ct_of(c);
@@ -70,28 +71,25 @@ static int auth_header(struct cli *c, const struct dmt_auth_spec *s,
 	struct dmt_reason why = { 0 };
 	int err;
 
-	err = ct_luks2_params(c, m, &p);
+	/* a new image's size is whole 4096-byte blocks: need 0 */
+	err = ct_luks2_default_sector(c, m, 0);
 	if (!err)
-		err = ct_keyslot_params(c, &kp);
+		err = ct_luks2_params(c, m, &p);
 	if (!err && cli_given(c, O_VOLUME_KEY_FILE))
 		err = ct_read_key_bytes(cli_str(c, O_VOLUME_KEY_FILE), 0,
 					m->key_size,
-					"cannot read the volume key file",
+					"volume key",
 					&ct->key);
-	if (!err)
-		err = ct_read_passphrase(c, ct->image, true, &ct->pass);
 	if (err)
 		return err;
+	/* the parameters checked before the benchmark and the passphrase */
 	p.volume_key = ct->key.p;
 	err = dmt_luks2_create_auth(&ct->luks, &p, s, &why);
-	if (!err) {
-		*keyslot = dmt_luks2_add_keyslot(ct->luks, &kp, ct->pass.p,
-						 ct->pass.len, &why);
-		err = *keyslot < 0 ? *keyslot : 0;
-	}
-	ct_secret_free(&ct->pass);
-	if (err)
+	if (err) {
 		ct_print_why(c, &why, err, NULL, "cannot create the header");
+		return err;
+	}
+	err = ct_luks2_keyslot(c, &kp, keyslot);
 	*pbkdf = kp.pbkdf;
 	return err;
 }
@@ -183,6 +181,25 @@ static void format_json(struct cli *c, const struct dmt_auth_result *r,
 	cli_json_print(c, j);
 }
 
+/*
+ * The sectors format wrote are the payload's, the last one padded with
+ * zeros (all of them with --wipe): the mapped device's sectors after
+ * those have no valid tag, and read with EILSEQ (check: bad) until
+ * written.  Said only when there are such sectors.
+ */
+static void warn_untagged(struct cli *c, const struct dmt_auth_result *r,
+			  bool wipe)
+{
+	uint64_t bs = (uint64_t)r->geom.spb << 9;
+	uint64_t written = (r->payload_bytes + bs - 1) / bs * bs;
+	uint64_t mapped = r->geom.provided << 9;
+
+	if (wipe || mapped <= written)
+		return;
+	tool_info("%s: the %" PRIu64 " sectors after the payload (bytes %" PRIu64 "..%" PRIu64 " of the mapped device) fail to read until written (--wipe encrypts zeros there)",
+		  ct_of(c)->image, (mapped - written) / bs, written, mapped - 1);
+}
+
 int ct_auth_format(struct cli *c)
 {
 	struct ct *ct = ct_of(c);
@@ -246,9 +263,7 @@ int ct_auth_format(struct cli *c)
 		return err;
 	tool_verbose("cryptsetup open%s%s %s NAME", im.header ? " --header " : "",
 		     im.header ? cli_str(c, O_HEADER) : "", ct->image);
-	if (!im.wipe && r.geom.provided << 9 > r.payload_bytes)
-		tool_info("%s: the sectors after the payload fail to read until written (--wipe encrypts zeros there)",
-			  ct->image);
+	warn_untagged(c, &r, im.wipe);
 	if (c->json)
 		format_json(c, &r, &m, keyslot, &pbkdf);
 	return 0;
@@ -266,10 +281,13 @@ int ct_auth_size(struct cli *c, uint64_t payload)
 	int err = auth_options(c, &s, &m);
 
 	if (!err)
+		err = ct_luks2_default_sector(c, &m, 0);
+	if (!err)
 		err = ct_luks2_params(c, &m, &p);
 	if (err)
 		return err;
 	/* the header format would write (a throw-away volume key) */
+	p.digest_iterations = 1000;
 	err = dmt_luks2_create_auth(&ct->luks, &p, &s, &why);
 	if (err) {
 		ct_print_why(c, &why, err, NULL, "invalid parameters");
@@ -330,6 +348,8 @@ static void result_json(struct cli *c, const struct dmt_auth_result *r,
 	struct ct *ct = ct_of(c);
 	json_object *j = json_object_new_object();
 	json_object *bad = json_object_new_array();
+	json_object *bad512 = json_object_new_array();
+	json_object *bads = json_object_new_array();
 
 	cli_json_add_str(j, "image", ct->image);
 	if (out)
@@ -338,12 +358,23 @@ static void result_json(struct cli *c, const struct dmt_auth_result *r,
 	cli_json_add_str(j, "integrity", r->spec.integrity);
 	cli_json_add_u64(j, "data_offset", r->data_offset);
 	cli_json_add_u64(j, "mapped_size", r->mapped_bytes);
+	/* sectors, bad_sectors, first_bad_sectors: sector_size units;
+	 * first_bad (kept as it was) = first_bad_512: 512-byte units, as
+	 * the kernel names a failing sector */
+	cli_json_add_u64(j, "sector_size", (uint64_t)r->geom.spb << 9);
 	cli_json_add_u64(j, "sectors", r->sectors);
 	cli_json_add_u64(j, "bad_sectors", r->bad);
-	for (size_t i = 0; i < r->n_first_bad; i++)
+	for (size_t i = 0; i < r->n_first_bad; i++) {
 		json_object_array_add(bad, json_object_new_int64(
 						   (int64_t)r->first_bad[i]));
+		json_object_array_add(bad512, json_object_new_int64(
+						      (int64_t)r->first_bad[i]));
+		json_object_array_add(bads, json_object_new_int64(
+			(int64_t)(r->first_bad[i] / r->geom.spb)));
+	}
 	json_object_object_add(j, "first_bad", bad);
+	json_object_object_add(j, "first_bad_512", bad512);
+	json_object_object_add(j, "first_bad_sectors", bads);
 	cli_json_print(c, j);
 }
 
@@ -413,7 +444,7 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 
 	if (err)
 		return err;
-	auth_image(c, &im, out, "written");
+	auth_image(c, &im, ct->image, "written");
 	im.output = &ct->out_file;
 	im.allow_bad = allow;
 	err = dmt_auth_decrypt_image(&im, &r);

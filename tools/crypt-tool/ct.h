@@ -17,9 +17,7 @@
 #include <dmt/reason.h>
 
 #include "tools/common/cli.h"
-
-/* cryptsetup's default upper limit of a passphrase / key file */
-#define CT_KEYFILE_MAX (8u << 20)
+#include "tools/common/secret.h"
 
 enum ct_cmd {
 	CMD_FORMAT, CMD_DECRYPT, CMD_DUMP, CMD_SIZE, CMD_CHECK, CMD_COUNT
@@ -41,17 +39,12 @@ enum ct_type { CT_LUKS2, CT_PLAIN };
 
 extern const struct cli_tool crypt_tool;
 
-/* A secret in locked memory (dmt_secure_alloc), wiped when freed. */
-struct ct_secret {
-	uint8_t *p;
-	size_t len;
-};
-
 /* The dm-crypt mapping a command works on, whatever the type. */
 struct ct_map {
 	const char *cipher;		/* cryptsetup spelling */
 	unsigned int key_size;		/* bytes */
 	unsigned int sector_size;
+	bool sector_size_given;		/* --sector-size (else the default) */
 	uint64_t offset;		/* bytes on the data device */
 	uint64_t iv_offset;		/* 512-byte units (skip / iv_tweak) */
 	bool iv_large_sectors;
@@ -60,7 +53,7 @@ struct ct_map {
 struct ct {
 	const char *image;		/* as given */
 	enum ct_type type;
-	struct ct_secret pass, key;	/* passphrase, volume/plain key */
+	struct tool_secret pass, key;	/* passphrase, volume/plain key */
 	struct dmt_file image_file, header_file, payload_file, out_file;
 	struct dmt_luks2 *luks;
 	struct tool_progress progress;
@@ -72,20 +65,22 @@ static inline struct ct *ct_of(struct cli *c)
 }
 
 /* secrets.c */
-void ct_secret_free(struct ct_secret *s);
 /* The passphrase as cryptsetup takes it: --key-file FILE (whole file, or
  * --keyfile-size bytes, after --keyfile-offset), --key-file - (all of
- * stdin), the terminal (asked twice when verify), or a line of stdin. */
+ * stdin, the same way), the terminal (asked twice when verify), or a line
+ * of stdin (--keyfile-offset and --keyfile-size apply too).  Empty
+ * passphrases are refused (tools/common/secret.h has every rule). */
 int ct_read_passphrase(struct cli *c, const char *prompt_for, bool verify,
-		       struct ct_secret *out);
+		       struct tool_secret *out);
 /* Exactly len bytes of path after offset (--volume-key-file, plain key
- * files); a shorter file is -EINVAL with a message. */
+ * files; key names the key in messages: "volume key"); a shorter file is
+ * -EINVAL with a message. */
 int ct_read_key_bytes(const char *path, uint64_t offset, size_t len,
-		      const char *what, struct ct_secret *out);
+		      const char *key, struct tool_secret *out);
 /* The plain-mode key (cryptsetup 2.6.1's rules; hashed says whether the
  * --hash applied). */
 int ct_plain_key(struct cli *c, const char *hash, size_t key_size,
-		 bool verify, struct ct_secret *key, bool *hashed);
+		 bool verify, struct tool_secret *key, bool *hashed);
 /* Whether --key-file names a regular file (not "-"). */
 bool ct_key_file_regular(const struct cli *c);
 
@@ -112,9 +107,11 @@ int ct_stream(struct cli *c, const struct ct_map *m, const uint8_t *key,
 	      struct dmt_file *in, uint64_t in_off, struct dmt_file *out,
 	      uint64_t out_off, uint64_t bytes, uint64_t first_sector,
 	      bool encrypt);
-/* Opens an output: an existing block device (or with in_place, an
- * existing file) in place and locked, else a new file under a temporary
- * name renamed by dmt_file_commit.  *created says which. */
+/* Opens an output by the rule of every tool (tools/common/outfile.h):
+ * in_place for an image or header (an existing one written in place and
+ * locked, never a stream), else decrypt's output (a regular file
+ * replaced under a temporary name, a FIFO or pipe written as a stream).
+ * *created: a temporary that dmt_file_commit renames. */
 int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
 		   bool *created);
 bool ct_is_luks(struct dmt_file *f);
@@ -136,6 +133,15 @@ int ct_cmd_check(struct cli *c);
 
 /* format.c: --data-from opened (differs from the image and --header). */
 int ct_open_payload(struct cli *c, uint64_t *size);
+/* LUKS2 without --sector-size: 512-byte sectors, as luksFormat 2.6.1
+ * reverts, when --offset (sectors) is no multiple of 4096 or the image's
+ * size after format (need: what --device-size auto gives a new image, 0
+ * if always aligned) is no multiple of 4096 bytes. */
+int ct_luks2_default_sector(struct cli *c, struct ct_map *m, uint64_t need);
+/* After the header is created: the keyslot's costs (the benchmark), the
+ * passphrase (asked twice on a terminal), the keyslot added to ct->luks. */
+int ct_luks2_keyslot(struct cli *c, struct dmt_luks2_keyslot_params *kp,
+		     int *keyslot);
 /* decrypt.c: the LUKS2 header of the image (or --header) loaded into
  * ct->luks and unlocked with the passphrase (exit 2 when it is wrong). */
 int ct_luks2_unlock(struct cli *c);

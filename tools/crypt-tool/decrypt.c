@@ -25,6 +25,7 @@ int ct_luks2_unlock(struct cli *c)
 	struct ct *ct = ct_of(c);
 	struct dmt_file *hf = &ct->image_file;
 	struct dmt_reason why = { 0 };
+	struct dmt_luks2_segment seg;
 	int err, slot = (int)cli_num(c, O_KEY_SLOT, (uint64_t)-1);
 
 	if (cli_given(c, O_HEADER)) {
@@ -44,11 +45,18 @@ int ct_luks2_unlock(struct cli *c)
 	if (dmt_luks2_loaded_copy(ct->luks))
 		tool_warn("%s: the primary header is damaged; using the secondary copy",
 			  dmt_file_path(hf));
+	/* a valid header we cannot map (a reencryption in progress...) is
+	 * refused before the passphrase is asked for */
+	err = dmt_luks2_data_segment(ct->luks, &seg, &why);
+	if (err) {
+		ct_print_why(c, &why, err, dmt_file_path(hf), "cannot use the header");
+		return load_error(err);
+	}
 	err = ct_read_passphrase(c, ct->image, false, &ct->pass);
 	if (err)
 		return err;
 	err = dmt_luks2_unlock(ct->luks, slot, ct->pass.p, ct->pass.len, &why);
-	ct_secret_free(&ct->pass);
+	tool_secret_free(&ct->pass);
 	if (err < 0) {
 		ct_print_why(c, &why, err, NULL, "cannot unlock");
 		return err == -EPERM ? TOOL_EXIT_VERIFY : err;
@@ -63,8 +71,10 @@ static int luks2_map(struct cli *c, struct ct_map *m, const uint8_t **key,
 	struct ct *ct = ct_of(c);
 	struct dmt_luks2_segment seg;
 	size_t len;
+	int err = dmt_luks2_get_segment(ct->luks, &seg);
 
-	dmt_luks2_get_segment(ct->luks, &seg);
+	if (err)
+		return err;
 	*key = dmt_luks2_volume_key(ct->luks, &len);
 	memset(m, 0, sizeof(*m));
 	m->cipher = seg.cipher;
@@ -108,7 +118,9 @@ static int mapped_bytes(struct cli *c, const struct ct_map *m, bool fixed,
 	}
 	*bytes = (size - m->offset) / m->sector_size * m->sector_size;
 	if (fixed) {
-		dmt_luks2_get_segment(ct->luks, &seg);
+		err = dmt_luks2_get_segment(ct->luks, &seg);
+		if (err)
+			return err;
 		if (seg.size > *bytes) {
 			tool_err("%s: the segment needs %" PRIu64 " bytes after the data offset, the image has %" PRIu64,
 				 ct->image, seg.size, *bytes);
@@ -166,8 +178,9 @@ int ct_cmd_decrypt(struct cli *c)
 	if (err)
 		return err;
 	dmt_file_enable_direct(&ct->out_file);
-	tool_progress_init(&ct->progress, out, "written", c->progress_frequency,
-			   c->progress_json);
+	/* --progress-json "device": the image read, as in format and check */
+	tool_progress_init(&ct->progress, ct->image, "written",
+			   c->progress_frequency, c->progress_json);
 	err = ct_stream(c, &m, key, &ct->image_file, m.offset, &ct->out_file, 0,
 			bytes, 0, false);
 	tool_progress_finish(&ct->progress, !err);

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tools/crypt-tool/ct.h"
 
@@ -63,6 +64,65 @@ int ct_open_payload(struct cli *c, uint64_t *size)
 	return ct_file_size(&ct->payload_file, size);
 }
 
+/* The size of an existing image or device (0: none yet). */
+static int existing_size(const char *path, uint64_t *size)
+{
+	struct dmt_file f;
+	struct stat st;
+	int err;
+
+	*size = 0;
+	if (!path || stat(path, &st) ||
+	    (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)))
+		return 0;
+	if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		return 0;
+	}
+	dmt_file_init(&f);
+	err = dmt_file_open(&f, path, DMT_OPEN_READ);
+	if (!err)
+		err = dmt_file_size(&f, size);
+	dmt_file_close(&f);
+	if (err)
+		tool_err_errno(path, "cannot read the device size", err);
+	return err;
+}
+
+int ct_luks2_default_sector(struct cli *c, struct ct_map *m, uint64_t need)
+{
+	struct ct *ct = ct_of(c);
+	uint64_t want, have, final;
+	bool is_auto, given;
+	int err = ct_device_size_opt(c, &want, &is_auto, &given);
+
+	if (!err)
+		err = existing_size(ct->image, &have);
+	if (err || m->sector_size_given)
+		return err;
+	/* lib/setup.c compares the offset in 512-byte sectors with the
+	 * sector size in bytes: only offsets of 2 MiB multiples keep 4096 */
+	if (cli_num(c, O_OFFSET, 0) % 4096) {
+		m->sector_size = 512;
+		tool_info("--offset %" PRIu64 ": not a multiple of 4096 sectors: 512-byte sectors (as luksFormat without --sector-size: \"Data offset not aligned to sector size. Reverting to 512 bytes.\")",
+			  cli_num(c, O_OFFSET, 0));
+		return 0;
+	}
+	/* the size the image has once formatted (size_image's rule) */
+	if (given && !is_auto)
+		final = want;
+	else if (!given && have)
+		final = have;
+	else
+		final = have > need ? have : need;
+	if (final % 4096 == 0)
+		return 0;
+	m->sector_size = 512;
+	tool_info("%s: %" PRIu64 " bytes, not a multiple of 4096: 512-byte sectors (as luksFormat without --sector-size: \"Device size is not aligned to sector size. Reverting to 512 bytes.\")",
+		  ct->image, final);
+	return 0;
+}
+
 /* The image's size: --device-size, auto (a new file's default), or
  * what an existing file or device has; never less than need. */
 static int size_image(struct cli *c, struct plan *pl)
@@ -93,7 +153,17 @@ static int size_image(struct cli *c, struct plan *pl)
 			 PRIu64 " bytes)", ct->image, want, have);
 		return -ENOSPC;
 	}
+	if (pl->m.sector_size > 512 && (want - pl->m.offset) % pl->m.sector_size) {
+		/* only with --sector-size: luksFormat and plain open refuse */
+		tool_err("%s: %" PRIu64 " bytes after the data offset are not a multiple of the %u-byte --sector-size (cryptsetup: Device size is not aligned to requested sector size.)",
+			 ct->image, want - pl->m.offset, pl->m.sector_size);
+		return -EINVAL;
+	}
 	pl->device = want;
+	if (want <= pl->m.offset)
+		/* cryptsetup's words (lib/setup.c), the format goes on */
+		tool_warn("Device %s is too small for activation, there is no remaining space for data.",
+			  ct->image);
 	if (want > have && !dmt_file_is_blockdev(pl->data))
 		err = dmt_file_extend(pl->data, want);
 	if (err)
@@ -244,6 +314,26 @@ static int format_plain(struct cli *c, struct plan *pl)
 	return 0;
 }
 
+int ct_luks2_keyslot(struct cli *c, struct dmt_luks2_keyslot_params *kp,
+		     int *keyslot)
+{
+	struct ct *ct = ct_of(c);
+	struct dmt_reason why = { 0 };
+	int err = ct_keyslot_params(c, kp);
+
+	if (!err)
+		err = ct_read_passphrase(c, ct->image, true, &ct->pass);
+	if (err)
+		return err;
+	*keyslot = dmt_luks2_add_keyslot(ct->luks, kp, ct->pass.p, ct->pass.len,
+					 &why);
+	err = *keyslot < 0 ? *keyslot : 0;
+	tool_secret_free(&ct->pass);
+	if (err)
+		ct_print_why(c, &why, err, NULL, "cannot add the keyslot");
+	return err;
+}
+
 /* The header, its keyslot and the volume key, before any file opens. */
 static int luks2_header(struct cli *c, struct plan *pl)
 {
@@ -255,29 +345,30 @@ static int luks2_header(struct cli *c, struct plan *pl)
 	int err;
 
 	err = ct_luks2_params(c, &pl->m, &p);
+	/* the data offset luksFormat gives, for the size auto makes */
 	if (!err)
-		err = ct_keyslot_params(c, &kp);
+		err = ct_luks2_default_sector(c, &pl->m, (p.detached ?
+			p.data_offset : p.data_offset ? p.data_offset :
+			DMT_LUKS2_DEFAULT_DATA_OFFSET) +
+			round_up(pl->payload, 4096));
+	p.sector_size = pl->m.sector_size;
 	if (!err && cli_given(c, O_VOLUME_KEY_FILE))
 		err = ct_read_key_bytes(cli_str(c, O_VOLUME_KEY_FILE), 0,
 					pl->m.key_size,
-					"cannot read the volume key file",
+					"volume key",
 					&ct->key);
-	if (!err)
-		err = ct_read_passphrase(c, ct->image, true, &ct->pass);
 	if (err)
 		return err;
+	/* the parameters checked before the benchmark and the passphrase */
 	p.volume_key = ct->key.p;
 	err = dmt_luks2_create(&ct->luks, &p, &why);
-	if (!err) {
-		pl->keyslot = dmt_luks2_add_keyslot(ct->luks, &kp, ct->pass.p,
-						    ct->pass.len, &why);
-		err = pl->keyslot < 0 ? pl->keyslot : 0;
-	}
-	ct_secret_free(&ct->pass);
 	if (err) {
 		ct_print_why(c, &why, err, NULL, "cannot create the header");
 		return err;
 	}
+	err = ct_luks2_keyslot(c, &kp, &pl->keyslot);
+	if (err)
+		return err;
 	pl->pbkdf = kp.pbkdf;
 	dmt_luks2_get_segment(ct->luks, &seg);
 	pl->m.offset = seg.offset;

@@ -1,30 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * crypt-tool's files: outputs in place or under a temporary name, the
- * LUKS magic, and the engine run over a file range with progress.
+ * crypt-tool's files: outputs by the rule of every tool
+ * (tools/common/outfile.h), the LUKS magic, and the engine run over a
+ * file range with progress.
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "tools/common/outfile.h"
 #include "tools/crypt-tool/ct.h"
 
 int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
 		   bool *created)
 {
-	struct stat st;
-	int err;
+	/* images and headers are written out of order, an existing one in
+	 * place; decrypt's output is replaced, or written as a stream */
+	unsigned int flags = TOOL_OUT_LOCK;
 
-	*created = stat(path, &st) != 0 || (!in_place && !S_ISBLK(st.st_mode));
-	/* new (or replaced) files: a temporary name, renamed at the end;
-	 * block devices and in-place images are written where they are */
-	if (!*created)
-		err = dmt_file_open(f, path, DMT_OPEN_RW | DMT_OPEN_LOCK);
-	else
-		err = dmt_file_open(f, path, DMT_OPEN_NEW_TMP);
-	if (err)
-		tool_err_errno(path, "cannot create the output", err);
-	return err;
+	if (in_place)
+		flags |= TOOL_OUT_IN_PLACE | TOOL_OUT_SEEK;
+	return tool_out_open(f, path, flags, "cannot create the output",
+			     created);
 }
 
 bool ct_is_luks(struct dmt_file *f)
@@ -76,7 +72,8 @@ int ct_stream(struct cli *c, const struct ct_map *m, const uint8_t *key,
 		     c->threads, cli_plural(c->threads, "thread", "threads"));
 	err = dmt_crypt_stream_run(eng, &s);
 	dmt_crypt_close(eng);
-	if (err && err != -EINTR)
+	/* a reader gone (EPIPE) is the output's, which the caller names */
+	if (err && err != -EINTR && err != -EPIPE)
 		tool_err_errno(ct->image, encrypt ? "encryption failed" :
 			       "decryption failed", err);
 	return err;

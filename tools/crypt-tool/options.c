@@ -42,6 +42,29 @@ static int map_cipher(struct cli *c, struct ct_map *m,
 	return err;
 }
 
+/* --hash: a hash this OpenSSL computes; plain mode also takes "plain" and
+ * ":LEN" (the library checks LEN against the key size). */
+static int check_hash(struct cli *c, bool plain)
+{
+	const char *h = cli_str(c, O_HASH);
+	size_t n = h ? strcspn(h, ":") : 0;
+	char name[64];
+
+	if (!h)
+		return 0;
+	if (h[n] && !plain) {
+		tool_err("--hash: '%s': a LUKS2 hash takes no ':LEN' (that is plain mode's)",
+			 h);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)n, h);
+	if ((plain && !strcmp(name, "plain")) || dmt_crypt_hash_usable(name))
+		return 0;
+	tool_err("--hash: '%s' is not supported here (supported: %s%s)", name,
+		 plain ? "plain, " : "", dmt_crypt_supported_hashes());
+	return -EINVAL;
+}
+
 int ct_map_options(struct cli *c, struct ct_map *m)
 {
 	struct ct *ct = ct_of(c);
@@ -51,7 +74,9 @@ int ct_map_options(struct cli *c, struct ct_map *m)
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	err = map_cipher(c, m, &ci);
+	err = check_hash(c, ct->type == CT_PLAIN);
+	if (!err)
+		err = map_cipher(c, m, &ci);
 	if (err)
 		return err;
 	/* plain: 2.7's 256-bit XTS key; LUKS2: luksFormat's 512 */
@@ -69,6 +94,7 @@ int ct_map_options(struct cli *c, struct ct_map *m)
 		cli_reason_err(c, &why);
 		return err;
 	}
+	m->sector_size_given = cli_given(c, O_SECTOR_SIZE);
 	m->sector_size = (unsigned int)cli_num(c, O_SECTOR_SIZE,
 					       ct->type == CT_PLAIN ? 512 : 4096);
 	if (m->sector_size < 512 || m->sector_size > 4096 ||
@@ -81,14 +107,21 @@ int ct_map_options(struct cli *c, struct ct_map *m)
 		m->offset = cli_num(c, O_OFFSET, 0) * 512;
 		m->iv_offset = cli_num(c, O_SKIP, 0);
 		m->iv_large_sectors = cli_given(c, O_IV_LARGE);
+		/* cryptsetup takes it, the kernel does not: dm-crypt's
+		 * logical block is the sector ("start=N not aligned to h/w
+		 * logical block size") */
 		if (m->offset % m->sector_size) {
-			tool_err("--offset: %" PRIu64 " sectors is not a multiple of the %u-byte sector size",
-				 m->offset / 512, m->sector_size);
+			tool_err("--offset %" PRIu64 ": not a multiple of the %u-byte sector size (%u sectors): the kernel cannot map it",
+				 m->offset / 512, m->sector_size,
+				 m->sector_size / 512);
 			return -EINVAL;
 		}
-		if (m->iv_large_sectors && m->iv_offset % (m->sector_size / 512)) {
-			tool_err("--skip: %" PRIu64 " sectors is not a multiple of the %u-byte sector size (--iv-large-sectors)",
-				 m->iv_offset, m->sector_size);
+		/* dm-crypt's rule, with or without --iv-large-sectors
+		 * ("Invalid iv_offset sector") */
+		if (m->iv_offset % (m->sector_size / 512)) {
+			tool_err("--skip %" PRIu64 ": not a multiple of the %u-byte sector size (%u sectors): dm-crypt refuses such an IV offset",
+				 m->iv_offset, m->sector_size,
+				 m->sector_size / 512);
 			return -EINVAL;
 		}
 	}
@@ -111,6 +144,13 @@ int ct_device_size_opt(struct cli *c, uint64_t *bytes, bool *is_auto,
 	}
 	if (tool_parse_size(s, bytes) || !*bytes) {
 		tool_err("--device-size: invalid size '%s'", s);
+		return -EINVAL;
+	}
+	if (*bytes % 512) {
+		/* cryptsetup: "Device size must be multiple of 512 bytes
+		 * sector." */
+		tool_err("--device-size %s: %" PRIu64 " bytes is not a multiple of 512 (devices count 512-byte sectors)",
+			 s, *bytes);
 		return -EINVAL;
 	}
 	return 0;
@@ -185,10 +225,22 @@ int ct_luks2_params(struct cli *c, const struct ct_map *m,
 	p->keyslots_size = cli_num(c, O_KEYSLOTS_SIZE, 0);
 	p->detached = cli_given(c, O_HEADER);
 	p->data_offset = cli_num(c, O_OFFSET, 0) * 512;
+	if (p->data_offset % 4096) {
+		/* crypt_set_data_offset: "Data offset is not multiple of 4096
+		 * bytes.", whatever the sector size */
+		tool_err("--offset %" PRIu64 ": the data offset is not a multiple of 4096 bytes (8 sectors), as luksFormat requires",
+			 p->data_offset / 512);
+		return -EINVAL;
+	}
 	p->uuid = cli_str(c, O_UUID);
 	p->label = cli_str(c, O_LABEL);
 	p->subsystem = cli_str(c, O_SUBSYSTEM);
 	p->digest_hash = cli_str(c, O_HASH);
+	/* luksFormat benchmarks the digest (0) unless the costs are forced:
+	 * then it takes the minimum */
+	p->digest_iterations = cli_given(c, O_PBKDF_FORCE_ITER) ? 1000 : 0;
+	if (check_hash(c, false))
+		return -EINVAL;
 	if (p->label && strlen(p->label) > DMT_LUKS2_LABEL_MAX) {
 		tool_err("--label: longer than %d characters", DMT_LUKS2_LABEL_MAX);
 		return -EINVAL;
@@ -201,15 +253,20 @@ int ct_luks2_params(struct cli *c, const struct ct_map *m,
 	return 0;
 }
 
-/* Argon2 memory as luksFormat caps it: at most half the RAM. */
-static uint32_t argon2_memory(const struct cli *c)
+/* Forced costs (--pbkdf-force-iterations), checked as luksFormat does. */
+static int forced_costs(struct cli *c, struct dmt_luks2_pbkdf *k, bool pbkdf2)
 {
-	uint64_t kb = cli_num(c, O_PBKDF_MEMORY, 1048576);
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t half = pages > 0 && psize > 0 ?
-				(uint64_t)pages * (uint64_t)psize / 2048 : kb;
-
-	return (uint32_t)(kb < half ? kb : half);
+	k->iterations = (uint32_t)cli_num(c, O_PBKDF_FORCE_ITER, 0);
+	if (k->iterations < (pbkdf2 ? 1000u : 4u)) {
+		tool_err("--pbkdf-force-iterations: at least %u for %s",
+			 pbkdf2 ? 1000u : 4u, k->type);
+		return -EINVAL;
+	}
+	if (!pbkdf2 && k->memory_kb < 32) {
+		tool_err("--pbkdf-memory: at least 32 KiB for %s", k->type);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int ct_keyslot_params(struct cli *c, struct dmt_luks2_keyslot_params *kp)
@@ -218,7 +275,7 @@ int ct_keyslot_params(struct cli *c, struct dmt_luks2_keyslot_params *kp)
 	const char *type = cli_given(c, O_PBKDF) ? cli_str(c, O_PBKDF) :
 						     "argon2id";
 	bool pbkdf2 = !strcmp(type, "pbkdf2");
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t iter_time = cli_num(c, O_ITER_TIME, 2000);
 	struct dmt_reason why = { 0 };
 	uint64_t bits = cli_num(c, O_KEYSLOT_KEY_SIZE, 512);
 	int err;
@@ -239,28 +296,23 @@ int ct_keyslot_params(struct cli *c, struct dmt_luks2_keyslot_params *kp)
 			 bits);
 		return -EINVAL;
 	}
+	if (!iter_time) {
+		tool_err("--iter-time: the PBKDF target time cannot be zero");
+		return -EINVAL;
+	}
 	kp->keyslot = (int)cli_num(c, O_KEY_SLOT, 0);
 	kp->cipher = cli_str(c, O_KEYSLOT_CIPHER);
 	kp->key_size = (size_t)(bits / 8);
 	k->type = type;
 	k->hash = pbkdf2 ? ct_plain_hash(c) : NULL;
-	k->memory_kb = pbkdf2 ? 0 : argon2_memory(c);
-	k->parallel = pbkdf2 ? 0 :
-		      (uint32_t)cli_num(c, O_PBKDF_PARALLEL,
-					cpus > 0 && cpus < 4 ? (uint64_t)cpus : 4);
-	if (cli_given(c, O_PBKDF_FORCE_ITER)) {
-		k->iterations = (uint32_t)cli_num(c, O_PBKDF_FORCE_ITER, 0);
-		if (k->iterations < (pbkdf2 ? 1000u : 4u)) {
-			tool_err("--pbkdf-force-iterations: at least %u for %s",
-				 pbkdf2 ? 1000u : 4u, type);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	tool_info("Benchmarking %s for %" PRIu64 " ms...", type,
-		  cli_num(c, O_ITER_TIME, 2000));
-	err = dmt_luks2_pbkdf_benchmark(k, (unsigned int)cli_num(c, O_ITER_TIME,
-								 2000),
+	k->memory_kb = (uint32_t)cli_num(c, O_PBKDF_MEMORY, 0);
+	k->parallel = (uint32_t)cli_num(c, O_PBKDF_PARALLEL, 0);
+	/* luksFormat's ceilings, forced costs too: half the RAM, the CPUs */
+	dmt_luks2_pbkdf_limit(k);
+	if (cli_given(c, O_PBKDF_FORCE_ITER))
+		return forced_costs(c, k, pbkdf2);
+	tool_info("Benchmarking %s for %" PRIu64 " ms...", type, iter_time);
+	err = dmt_luks2_pbkdf_benchmark(k, (unsigned int)iter_time,
 					kp->key_size ? kp->key_size : 64, &why);
 	if (err)
 		ct_print_why(c, &why, err, NULL, "PBKDF benchmark");

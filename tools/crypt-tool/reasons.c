@@ -10,12 +10,15 @@
 
 #include "tools/crypt-tool/ct.h"
 
-static bool auth_text(const struct dmt_reason *r, char *buf, size_t size)
+static bool auth_text(const struct cli *c, const struct dmt_reason *r,
+		      char *buf, size_t size)
 {
 	switch (r->code) {
 	case DMT_REASON_AUTH_COMBINATION:
-		snprintf(buf, size, "--cipher/--integrity: '%s' is not a supported combination (supported: %s)",
-			 r->name ? r->name : "?", dmt_auth_supported());
+		snprintf(buf, size, "--cipher %s with --integrity %s is not a supported combination (supported: %s)",
+			 cli_str(c, O_CIPHER) ? cli_str(c, O_CIPHER) : "(none)",
+			 cli_str(c, O_INTEGRITY) ? cli_str(c, O_INTEGRITY) : "(none)",
+			 dmt_auth_supported());
 		return true;
 	case DMT_REASON_AUTH_KEY_SIZE:
 		snprintf(buf, size, "--key-size: %" PRIu64 " bits is not valid for this cipher with --integrity",
@@ -54,10 +57,34 @@ static bool luks2_text(const struct dmt_reason *r, char *buf, size_t size)
 			 !strcmp(r->field, "size") ? "the file is too short" :
 			 !strcmp(r->field, "checksum") ? "checksum mismatch in both copies" :
 			 r->field);
-		if (r->field && strcmp(r->field, "magic") &&
-		    strcmp(r->field, "size") && strcmp(r->field, "checksum"))
+		if (r->field && (!strcmp(r->field, "version") ||
+				 !strcmp(r->field, "hdr_size") ||
+				 !strcmp(r->field, "hdr_offset")))
 			snprintf(buf, size, "no valid LUKS2 header (bad %s)",
 				 r->field);
+		return true;
+	case DMT_REASON_LUKS2_LAYOUT:
+		snprintf(buf, size, "the LUKS2 header is valid, but not a layout crypt-tool reads: %s",
+			 r->field ? r->field : "?");
+		if (r->field && !strcmp(r->field, "requirements"))
+			snprintf(buf, size, "the LUKS2 header has the mandatory requirement '%s' (a reencryption in progress, or a feature crypt-tool does not know); finish it with cryptsetup first",
+				 r->name ? r->name : "?");
+		else if (r->field && !strcmp(r->field, "segments"))
+			snprintf(buf, size, "the LUKS2 header has %" PRIu64 " data segments; crypt-tool reads a header with one",
+				 r->value);
+		else if (r->field && !strcmp(r->field, "segment 0 type"))
+			snprintf(buf, size, "the LUKS2 data segment is of type '%s', not crypt",
+				 r->name ? r->name : "?");
+		else if (r->field && !strcmp(r->field, "segment 0 sector_size"))
+			snprintf(buf, size, "the LUKS2 data segment's sector size %" PRIu64 " is not one dm-crypt takes (512..4096, a power of 2)",
+				 r->value);
+		else if (r->field && !strcmp(r->field, "segment 0 size"))
+			snprintf(buf, size, "the LUKS2 data segment's size %" PRIu64 " reaches past the largest offset",
+				 r->value);
+		return true;
+	case DMT_REASON_LUKS2_INVALID:
+		snprintf(buf, size, "the LUKS2 metadata to write would not be valid (%s)",
+			 r->field ? r->field : "?");
 		return true;
 	case DMT_REASON_LUKS2_JSON_SIZE:
 		snprintf(buf, size, "the LUKS2 metadata (%" PRIu64
@@ -78,6 +105,42 @@ static bool luks2_text(const struct dmt_reason *r, char *buf, size_t size)
 	case DMT_REASON_LUKS2_KDF:
 		snprintf(buf, size, "key derivation failed: %s",
 			 r->name ? r->name : "?");
+		return true;
+	}
+	return false;
+}
+
+static bool field_is(const struct dmt_reason *r, const char *field)
+{
+	return r->field && !strcmp(r->field, field);
+}
+
+/* The LUKS2 creation parameters luksFormat refuses, in option words. */
+static bool param_text(const struct cli *c, const struct dmt_reason *r,
+		       char *buf, size_t size)
+{
+	if (field_is(r, "uuid")) {
+		snprintf(buf, size, "--uuid: '%s' is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx in hex digits)",
+			 cli_str(c, O_UUID) ? cli_str(c, O_UUID) : "");
+		return true;
+	}
+	if (field_is(r, "metadata_size")) {
+		snprintf(buf, size, "--luks2-metadata-size: %" PRIu64 " bytes is not a LUKS2 header size (16k, 32k, 64k, 128k, 256k, 512k, 1m, 2m or 4m)",
+			 r->value);
+		return true;
+	}
+	if (field_is(r, "keyslots_size") && r->code == DMT_REASON_BAD_VALUE) {
+		snprintf(buf, size, "--luks2-keyslots-size: %" PRIu64 " bytes: needs a multiple of 4096, at most 128m",
+			 r->value);
+		return true;
+	}
+	if (field_is(r, "keyslots_size")) {
+		snprintf(buf, size, "--luks2-keyslots-size/--offset: no room for a keyslots area below the data offset");
+		return true;
+	}
+	if (field_is(r, "data_offset") && r->code == DMT_REASON_TOO_SMALL) {
+		snprintf(buf, size, "--offset %" PRIu64 ": the data offset is inside the header (%" PRIu64 " bytes: 2 x --luks2-metadata-size at least, %" PRIu64 " sectors)",
+			 r->value / 512, r->min, r->min / 512);
 		return true;
 	}
 	return false;
@@ -111,7 +174,8 @@ bool ct_reason_text(const struct cli *c, const struct dmt_reason *r,
 		snprintf(buf, size, "the cipher refused the key (an XTS key needs two different halves)");
 		return true;
 	}
-	return luks2_text(r, buf, size) || auth_text(r, buf, size);
+	return luks2_text(r, buf, size) || auth_text(c, r, buf, size) ||
+	       param_text(c, r, buf, size);
 }
 
 void ct_print_why(const struct cli *c, const struct dmt_reason *r, int err,
@@ -128,5 +192,5 @@ void ct_print_why(const struct cli *c, const struct dmt_reason *r, int err,
 		why.path = path;
 	cli_reason_err_errno(c, &why, err == -EINVAL || err == -EPERM ||
 				      err == -EMEDIUMTYPE || err == -ENODATA ||
-				      err == -ENOSPC ? 0 : err);
+				      err == -ENOSPC || err == -ENOTSUP ? 0 : err);
 }

@@ -1,34 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * Passphrases and keys, read as cryptsetup 2.6.1 reads them, straight
- * into locked memory (dmt_secure_alloc) that is wiped when freed.  They
- * never come from the command line and never reach a message.
+ * Passphrases and keys, read as cryptsetup 2.6.1 reads them (the rules
+ * are tools/common/secret.h's), straight into locked memory that is wiped
+ * when freed.  They never come from the command line and never reach a
+ * message.  Empty passphrases are refused from every source (cryptsetup
+ * takes one from an empty file, an offset at the end or a bare newline).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "tools/crypt-tool/ct.h"
 
-void ct_secret_free(struct ct_secret *s)
-{
-	dmt_secure_free(s->p);
-	s->p = NULL;
-	s->len = 0;
-}
-
-static int secret_alloc(struct ct_secret *s, size_t len)
-{
-	ct_secret_free(s);
-	s->p = dmt_secure_alloc(len ? len : 1);
-	s->len = 0;
-	return s->p ? 0 : -ENOMEM;
-}
+/* cryptsetup's longest passphrase from the terminal */
+#define TTY_PASS_MAX 512
 
 bool ct_key_file_regular(const struct cli *c)
 {
@@ -37,102 +25,16 @@ bool ct_key_file_regular(const struct cli *c)
 	return kf && strcmp(kf, "-");
 }
 
-/* Skips offset bytes of a descriptor (seek, or read for a pipe). */
-static int skip_bytes(int fd, uint64_t offset)
-{
-	uint8_t junk[4096];
-
-	if (!offset || lseek(fd, (off_t)offset, SEEK_SET) >= 0)
-		return 0;
-	while (offset) {
-		ssize_t n = read(fd, junk, offset < sizeof(junk) ?
-						   (size_t)offset : sizeof(junk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -ENODATA;
-		offset -= (uint64_t)n;
-	}
-	explicit_bzero(junk, sizeof(junk));
-	return 0;
-}
-
-/* Up to max bytes from fd (until EOF, or a newline when stop_eol). */
-static int read_fd(int fd, size_t max, bool stop_eol, struct ct_secret *s,
-		   bool *too_long)
-{
-	int err = secret_alloc(s, max + 1);
-
-	*too_long = false;
-	while (!err && s->len <= max) {
-		ssize_t n = read(fd, s->p + s->len, stop_eol ? 1 : max + 1 - s->len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			err = -errno;
-		if (n <= 0)
-			break;
-		if (stop_eol && s->p[s->len] == '\n') {
-			s->p[s->len] = 0;
-			break;
-		}
-		s->len += (size_t)n;
-	}
-	if (!err && s->len > max) {
-		*too_long = true;
-		s->len = max;
-	}
-	return err;
-}
-
-/* A key file (or "-": stdin) as luksFormat --key-file reads it. */
-static int read_key_file(struct cli *c, struct ct_secret *s)
-{
-	const char *path = cli_str(c, O_KEY_FILE);
-	uint64_t off = cli_num(c, O_KEYFILE_OFFSET, 0);
-	size_t want = (size_t)cli_num(c, O_KEYFILE_SIZE, 0);
-	bool is_stdin = !strcmp(path, "-"), too_long;
-	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	int err;
-
-	if (fd < 0) {
-		err = -errno;
-		tool_err_errno(path, "cannot read the key file", err);
-		return err;
-	}
-	err = skip_bytes(fd, off);
-	if (!err)
-		err = read_fd(fd, want ? want : CT_KEYFILE_MAX, false, s,
-			      &too_long);
-	if (!is_stdin)
-		close(fd);
-	if (err) {
-		tool_err_errno(path, "cannot read the key file", err == -ENODATA ?
-			       -ENODATA : err);
-		return err == -ENODATA ? -EINVAL : err;
-	}
-	if (want && s->len < want) {
-		tool_err("%s: key file too short: %zu of the %zu bytes --keyfile-size asks for after offset %" PRIu64,
-			 path, s->len, want, off);
-		return -EINVAL;
-	}
-	if (!want && too_long) {
-		tool_err("%s: key file larger than the %u-byte maximum (--keyfile-size)",
-			 path, CT_KEYFILE_MAX);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* One line from the terminal, echo off. */
-static int ask(const char *prompt, struct ct_secret *s)
+/* One line from the terminal, echo off (at most TTY_PASS_MAX bytes). */
+static int ask(const char *prompt, struct tool_secret *s)
 {
 	struct termios old, quiet;
-	bool too_long;
-	int err;
+	int err = 0;
 
+	tool_secret_free(s);
+	s->p = dmt_secure_alloc(TTY_PASS_MAX + 1);
+	if (!s->p)
+		return -ENOMEM;
 	if (tcgetattr(STDIN_FILENO, &old))
 		return -errno;
 	quiet = old;
@@ -140,85 +42,148 @@ static int ask(const char *prompt, struct ct_secret *s)
 	fprintf(stderr, "%s", prompt);
 	fflush(stderr);
 	tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
-	err = read_fd(STDIN_FILENO, 512, true, s, &too_long);
+	while (s->len < TTY_PASS_MAX) {
+		ssize_t n = read(STDIN_FILENO, s->p + s->len, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0 || s->p[s->len] == '\n')
+			break;
+		s->len++;
+	}
+	s->p[s->len] = 0;
 	tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
 	fprintf(stderr, "\n");
+	if (err)
+		tool_err_errno("terminal", "cannot read the passphrase", err);
 	return err;
 }
 
 static int from_terminal(const char *prompt_for, bool verify,
-			 struct ct_secret *out)
+			 struct tool_secret *out)
 {
-	struct ct_secret again = { 0 };
+	struct tool_secret again = { 0 };
 	char prompt[1200];
 	int err;
 
 	snprintf(prompt, sizeof(prompt), "Enter passphrase for %s: ",
 		 prompt_for);
 	err = ask(prompt, out);
+	if (!err && !out->len) {
+		tool_err("terminal: empty passphrases are refused");
+		err = -EINVAL;
+	}
 	if (!err && verify)
 		err = ask("Verify passphrase: ", &again);
 	if (!err && verify &&
 	    (again.len != out->len || memcmp(again.p, out->p, out->len))) {
+		/* cryptsetup: -EPERM, exit 2 */
 		tool_err("Passphrases do not match.");
-		err = -EINVAL;
+		err = -EBADMSG;
 	}
-	ct_secret_free(&again);
+	tool_secret_free(&again);
 	return err;
+}
+
+/* --key-file - and no --key-file read stdin: the terminal when it is one. */
+static bool from_tty(const struct cli *c)
+{
+	return !ct_key_file_regular(c) && isatty(STDIN_FILENO);
 }
 
 int ct_read_passphrase(struct cli *c, const char *prompt_for, bool verify,
-		       struct ct_secret *out)
+		       struct tool_secret *out)
 {
-	bool too_long;
-	int err;
+	struct tool_secret_src src = {
+		.path = cli_str(c, O_KEY_FILE),
+		.offset = cli_num(c, O_KEYFILE_OFFSET, 0),
+		.size = (size_t)cli_num(c, O_KEYFILE_SIZE, 0),
+		/* without --key-file: a line (cryptsetup's STOP_EOL) */
+		.line = !cli_given(c, O_KEY_FILE),
+		.offset_opt = "--keyfile-offset",
+		.size_opt = "--keyfile-size",
+	};
 
-	if (cli_given(c, O_KEY_FILE))
-		return read_key_file(c, out);
-	if (isatty(STDIN_FILENO))
+	if (from_tty(c) && cli_given(c, O_KEYFILE_OFFSET)) {
+		tool_err("--keyfile-offset: cannot be used with a passphrase from the terminal");
+		return -EINVAL;
+	}
+	if (from_tty(c))
 		return from_terminal(prompt_for, verify, out);
-	/* a line of stdin, as cryptsetup without --key-file */
-	err = read_fd(STDIN_FILENO, CT_KEYFILE_MAX, true, out, &too_long);
-	if (err)
-		tool_err_errno("stdin", "cannot read the passphrase", err);
-	return err;
+	return tool_read_secret(&src, out);
 }
 
 int ct_read_key_bytes(const char *path, uint64_t offset, size_t len,
-		      const char *what, struct ct_secret *out)
+		      const char *key, struct tool_secret *out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
-	bool too_long;
+	char name[64];
+	struct tool_secret_src src = {
+		.path = path, .offset = offset, .size = len,
+		.offset_opt = "--keyfile-offset", .size_opt = name,
+	};
 
-	if (fd < 0) {
-		err = -errno;
-		tool_err_errno(path, what, err);
-		return err;
+	snprintf(name, sizeof(name), "the %zu-bit %s", len * 8, key);
+	return tool_read_secret(&src, out);
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	uint8_t acc = 0;
+
+	for (size_t i = 0; i < len; i++)
+		acc |= p[i];
+	return !acc;
+}
+
+/*
+ * The passphrase of a hashed plain key.  --hash plain with --key-file -
+ * reads exactly the key's bytes from stdin (cryptsetup 2.6.1 sets no hash
+ * then and reads key-size bytes; --keyfile-size does not apply).
+ */
+static int plain_passphrase(struct cli *c, const char *hash, size_t key_size,
+			    bool verify)
+{
+	struct ct *ct = ct_of(c);
+	const char *kf = cli_str(c, O_KEY_FILE);
+
+	if (kf && !strcmp(hash, "plain") && !isatty(STDIN_FILENO)) {
+		if (cli_given(c, O_KEYFILE_SIZE))
+			tool_warn("--keyfile-size is ignored with --hash plain and --key-file - (as cryptsetup 2.6.1): the key is the first %zu bytes of stdin",
+				  key_size);
+		return ct_read_key_bytes(kf, cli_num(c, O_KEYFILE_OFFSET, 0),
+					 key_size, "key", &ct->pass);
 	}
-	err = skip_bytes(fd, offset);
-	if (!err)
-		err = read_fd(fd, len, false, out, &too_long);
-	close(fd);
-	if (err && err != -ENODATA) {
-		tool_err_errno(path, what, err);
-		return err;
-	}
-	if (err || out->len < len) {
-		tool_err("%s: key file too short: needs %zu bytes after offset %" PRIu64 ", has %zu",
-			 path, len, offset, err ? (size_t)0 : out->len);
-		return -EINVAL;
-	}
-	return 0;
+	return ct_read_passphrase(c, ct->image, verify, &ct->pass);
+}
+
+/* What is wrong with --hash for this key and passphrase. */
+static void plain_hash_error(struct cli *c, const char *hash, size_t key_size,
+			     const struct dmt_reason *why)
+{
+	if (why->code == DMT_REASON_TOO_SMALL)
+		tool_err("--hash %s: takes %" PRIu64 " bytes of the passphrase, it has %" PRIu64,
+			 hash, why->min, why->value);
+	else if (why->code == DMT_REASON_TOO_LARGE)
+		tool_err("--hash %s: %" PRIu64 " bytes is more than the %zu-byte key",
+			 hash, why->value, key_size);
+	else if (why->code == DMT_REASON_BAD_VALUE)
+		tool_err("--hash '%s': not HASH or HASH:LEN (LEN a number of bytes)",
+			 hash);
+	else
+		cli_reason_err(c, why);
 }
 
 /*
  * cryptsetup 2.6.1 plain open: a regular key file is the key itself
  * (exactly key-size bytes after --keyfile-offset; --hash and
- * --keyfile-size ignored); "-" and the terminal are a passphrase hashed
- * with --hash.
+ * --keyfile-size ignored); "-", a line of stdin and the terminal are a
+ * passphrase turned into the key by --hash (dmt_crypt_plain_hash).  On
+ * format (verify), a key of zeros (--hash ...:0) is refused.
  */
 int ct_plain_key(struct cli *c, const char *hash, size_t key_size,
-		 bool verify, struct ct_secret *key, bool *hashed)
+		 bool verify, struct tool_secret *key, bool *hashed)
 {
 	struct ct *ct = ct_of(c);
 	struct dmt_reason why = { 0 };
@@ -231,18 +196,26 @@ int ct_plain_key(struct cli *c, const char *hash, size_t key_size,
 				  key_size);
 		return ct_read_key_bytes(cli_str(c, O_KEY_FILE),
 					 cli_num(c, O_KEYFILE_OFFSET, 0), key_size,
-					 "cannot read the key file", key);
+					 "key", key);
 	}
-	err = ct_read_passphrase(c, ct->image, verify, &ct->pass);
-	if (!err)
-		err = secret_alloc(key, key_size);
-	if (err)
-		return err;
-	err = dmt_crypt_plain_hash(hash, ct->pass.p, ct->pass.len, key->p,
-				   key_size, &why);
-	key->len = key_size;
-	if (err)
-		cli_reason_err(c, &why);
-	ct_secret_free(&ct->pass);
+	err = plain_passphrase(c, hash, key_size, verify);
+	if (!err) {
+		tool_secret_free(key);
+		key->p = dmt_secure_alloc(key_size);
+		err = key->p ? 0 : -ENOMEM;
+	}
+	if (!err) {
+		key->len = key_size;
+		err = dmt_crypt_plain_hash(hash, ct->pass.p, ct->pass.len,
+					   key->p, key_size, &why);
+		if (err)
+			plain_hash_error(c, hash, key_size, &why);
+	}
+	if (!err && verify && all_zero(key->p, key_size)) {
+		tool_err("--hash %s: the key would be all zeros (no passphrase byte used)",
+			 hash);
+		err = -EINVAL;
+	}
+	tool_secret_free(&ct->pass);
 	return err;
 }

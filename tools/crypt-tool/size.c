@@ -36,10 +36,16 @@ int ct_cmd_size(struct cli *c)
 	err = ct_map_options(c, &m);
 	if (!err && ct->type == CT_LUKS2)
 		err = ct_luks2_params(c, &m, &p);
+	/* format's sector size for this --offset (no image: nothing else) */
+	if (!err && ct->type == CT_LUKS2)
+		err = ct_luks2_default_sector(c, &m, 0);
+	p.sector_size = m.sector_size;
 	if (err)
 		return err;
 	if (ct->type == CT_LUKS2) {
-		/* the header luksFormat would write (a throw-away volume key) */
+		/* the header luksFormat would write (a throw-away volume key;
+		 * its digest needs no benchmark) */
+		p.digest_iterations = 1000;
 		err = dmt_luks2_create(&ct->luks, &p, &why);
 		if (err) {
 			ct_print_why(c, &why, err, NULL, "invalid parameters");

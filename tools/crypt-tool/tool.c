@@ -68,7 +68,7 @@ static const struct cli_option options[O_COUNT] = {
 			       "keyfile_offset", 0, 0 },
 	[O_KEYFILE_SIZE] = { "keyfile-size", 'l', NUM, "BYTES",
 			     "Read at most BYTES of the key file", F | D | K,
-			     "keyfile_size", CT_KEYFILE_MAX, 0 },
+			     "keyfile_size", TOOL_SECRET_MAX, 0 },
 	[O_OFFSET] = { "offset", 'o', NUM, "SECTORS",
 		       "Data start in 512-byte sectors (plain default 0, LUKS2 "
 		       "default 32768; detached 0)", F | D | S, "data_offset",
@@ -166,8 +166,8 @@ static void cleanup(struct cli *c)
 
 	dmt_luks2_free(ct->luks);
 	ct->luks = NULL;
-	ct_secret_free(&ct->pass);
-	ct_secret_free(&ct->key);
+	tool_secret_free(&ct->pass);
+	tool_secret_free(&ct->key);
 	dmt_file_close(&ct->out_file);
 	dmt_file_close(&ct->payload_file);
 	dmt_file_close(&ct->header_file);

@@ -41,6 +41,7 @@ struct json_object *fvt_entry_json(struct cli *c, const struct fvt_entry *e)
 
 void fvt_json_line(struct cli *c, struct json_object *j)
 {
+	tool_progress_clear(STDOUT_FILENO);
 	printf("%s\n", json_object_to_json_string_ext(
 			       j, JSON_C_TO_STRING_PLAIN |
 					  JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -58,6 +59,7 @@ static int print_digest(struct cli *c, struct fvt_entry *e)
 		fvt_json_line(c, fvt_entry_json(c, e));
 		return 0;
 	}
+	tool_progress_clear(STDOUT_FILENO);
 	if (cli_given(c, O_FOR_BUILTIN_SIG)) {
 		size_t n = dmt_fsverity_format_digest(&o->digest, fmt);
 

@@ -13,10 +13,12 @@
 #include <sys/types.h>
 
 #include <dmt/fsverity.h>
+#include <dmt/io.h>
 #include <dmt/reason.h>
 #include <dmt/sign.h>
 
 #include "tools/common/cli.h"
+#include "tools/common/secret.h"
 
 enum fvt_cmd { CMD_DIGEST, CMD_SIGN, CMD_COUNT };
 
@@ -31,6 +33,9 @@ enum fvt_opt {
 };
 
 extern const struct cli_tool fsverity_tool;
+/* Invoked as "fsverity": fsverity-utils 1.5's exit codes and first-error
+ * stop (main.c; the man page's COMPATIBILITY section). */
+extern bool fvt_fsverity_mode;
 
 /* One path of the run, in output order. */
 struct fvt_entry {
@@ -71,10 +76,11 @@ struct fvt_list {
 	size_t nkept, kept_cap;
 };
 
-/* A file written under a temporary name and renamed when complete. */
+/* An output (tools/common/outfile.h), written in order from pos or, the
+ * tree, at offsets. */
 struct fvt_out {
-	char *path, *tmp;
-	int fd;
+	struct dmt_file f;
+	uint64_t pos;
 };
 
 /* What the commands share (c->priv). */
@@ -104,7 +110,7 @@ struct fvt {
 	struct tool_progress progress;
 	/* the command's per-result action (print, sign) */
 	int (*emit)(struct cli *c, struct fvt_entry *e);
-	char *pass;			/* sign: passphrase, wiped */
+	struct tool_secret pass;	/* sign: passphrase, locked, wiped */
 	struct dmt_signer *signer;	/* sign: the loaded key */
 	const char *sigfile;		/* sign FILE SIGFILE */
 };
@@ -130,6 +136,10 @@ void fvt_list_free(struct fvt_list *l);
 /* "is a directory" / "FIFO", ...: the entry's error for a path of mode
  * that is no regular file (the listing's and the library's alike). */
 void fvt_not_regular(struct fvt_entry *e, mode_t mode);
+/* An entry's why for a character device named as FILE: digested as
+ * fsverity-utils digests it, with the size stat gives it (0), so as an
+ * empty file, never read. */
+extern const char fvt_char_device[];
 
 /* run.c: digests every listed file; emit() per entry in order.  Returns
  * 0 or the exit code of the first failure.  fvt_run() is begin, push and
@@ -149,11 +159,18 @@ void fvt_entry_error(struct cli *c, const struct fvt_entry *e);
 const struct fvt_entry *fvt_origin(const struct fvt *f,
 				   const struct fvt_entry *e);
 
-/* out.c */
-int fvt_out_open(struct fvt_out *o, const char *path);
+/* out.c: seek for an output written out of order (a Merkle tree);
+ * errors are printed with the path. */
+void fvt_out_init(struct fvt_out *o);
+bool fvt_out_is_open(const struct fvt_out *o);
+int fvt_out_open(struct fvt_out *o, const char *path, bool seek);
+int fvt_out_write(struct fvt_out *o, const void *buf, size_t len);
 int fvt_out_commit(struct fvt_out *o);
 void fvt_out_abort(struct fvt_out *o);
-int fvt_write_all(int fd, const void *buf, size_t len);
+/* A complete output of one of many files: synced and renamed with the
+ * next group (fvt_out_flush: every pending one; the first error). */
+int fvt_out_commit_later(struct fvt_out *o);
+int fvt_out_flush(void);
 /* DIR/rel + suffix, with the directories in between created. */
 int fvt_out_dir_path(const char *dir, const char *rel, const char *suffix,
 		     char **out);

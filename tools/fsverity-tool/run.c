@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <dmt/io.h>
 
@@ -18,6 +19,44 @@
 
 /* done() asks the batch to stop (--stop-on-error). */
 #define STOPPED (-ECANCELED)
+
+const char fvt_char_device[] = "character device";
+
+/* A character device's bytes: none (its stat size is 0). */
+static int read_nothing(void *ctx, void *buf, size_t count)
+{
+	(void)ctx;
+	(void)buf;
+	return count ? -EIO : 0;
+}
+
+/* The metadata callbacks of an entry (fvt_run_push), or NULL. */
+static const struct dmt_fsverity_metadata_callbacks *
+entry_callbacks(struct fvt *f, struct fvt_entry *e)
+{
+	if (f->out_dir_meta)
+		return &e->cb;
+	if (fvt_out_is_open(&f->tree_out) || fvt_out_is_open(&f->desc_out))
+		return &f->joint_cb;
+	return NULL;
+}
+
+/*
+ * An unstated character device the batch refused (not regular), in its
+ * done(): digested here as an empty file, its metadata written through
+ * its callbacks.  The batch calls every file's callbacks and done() in
+ * submission order, so the outputs keep fsverity's order.
+ */
+static int empty_digest(struct fvt *f, struct fvt_entry *e)
+{
+	struct dmt_fsverity_params p = f->p;
+	struct dmt_reason r = {0};
+
+	p.file_size = 0;
+	p.metadata_callbacks = entry_callbacks(f, e);
+	return dmt_fsverity_compute_digest(NULL, read_nothing, &p, &e->digest,
+					   &r);
+}
 
 struct fvt_entry *fvt_entry_at(struct fvt *f, size_t i)
 {
@@ -101,12 +140,7 @@ void fvt_entry_error(struct cli *c, const struct fvt_entry *e)
 		cli_json_add_u64(err, "exit_code",
 				 (uint64_t)fvt_entry_exit(src));
 		json_object_object_add(j, "error", err);
-		printf("%s\n",
-		       json_object_to_json_string_ext(
-			       j, JSON_C_TO_STRING_PLAIN |
-					  JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(j);
-		c->json_printed = true;
+		fvt_json_line(c, j);
 	}
 }
 
@@ -171,8 +205,14 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 	e->done = true;
 	e->nlink = res->nlink;
 	e->err = res->err;
+	e->why = NULL; /* a character device's mark (fvt_run_push) */
 	if (res->err && unstated &&
-	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR) {
+	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR &&
+	    S_ISCHR((mode_t)res->reason.value) && !empty_digest(f, e)) {
+		e->err = 0;
+		e->size = 0;
+	} else if (res->err && unstated &&
+		   res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR) {
 		/* what the listing would have said with a stat */
 		fvt_not_regular(e, (mode_t)res->reason.value);
 	} else if (res->err) {
@@ -258,10 +298,16 @@ int fvt_run_push(struct cli *c)
 
 		if (e->done || e->alias >= 0)
 			continue;
+		if (e->why == fvt_char_device) { /* as fsverity: 0 bytes */
+			file.path = NULL;
+			file.read_fn = read_nothing;
+			file.size = 0;
+		}
 		if (f->out_dir_meta) {
 			fvt_out_dir_callbacks(c, e);
 			file.metadata_callbacks = &e->cb;
-		} else if (f->tree_out.fd >= 0 || f->desc_out.fd >= 0) {
+		} else if (fvt_out_is_open(&f->tree_out) ||
+			   fvt_out_is_open(&f->desc_out)) {
 			file.metadata_callbacks = &f->joint_cb;
 		}
 		err = dmt_fsverity_batch_add(f->batch, &file);
@@ -288,7 +334,8 @@ int fvt_run_begin(struct cli *c)
 	struct dmt_reason r = {0};
 	int err;
 
-	f->stop_on_error = cli_given(c, O_STOP_ON_ERROR);
+	/* fsverity stops at the first file that fails */
+	f->stop_on_error = cli_given(c, O_STOP_ON_ERROR) || fvt_fsverity_mode;
 	f->queued = 0;
 	err = dmt_fsverity_batch_new(&bp, &f->batch, &r);
 	if (err)
@@ -299,6 +346,7 @@ int fvt_run_begin(struct cli *c)
 int fvt_run_end(struct cli *c, int err)
 {
 	struct fvt *f = fvt_of(c);
+	int ferr;
 
 	if (!err)
 		err = fvt_run_push(c);
@@ -309,6 +357,10 @@ int fvt_run_end(struct cli *c, int err)
 	dmt_fsverity_batch_free(f->batch);
 	f->batch = NULL;
 	fvt_out_dir_finish(c, NULL, false); /* a file cut short */
+	/* the finished files' outputs stay, whatever happened after them */
+	ferr = fvt_out_flush();
+	if (ferr && !f->first_err)
+		f->first_err = tool_exit_code(ferr);
 	tool_progress_finish(&f->progress, !err && !f->first_err);
 	if (err == STOPPED)
 		err = 0;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -55,41 +56,10 @@ static int sign_error(const char *key, const char *cert, bool pass, int err)
 	}
 }
 
-/* --key-passphrase-file: its first line, at most 1 KiB. */
-static int read_passphrase(const char *path, char **out)
+/* The passphrase as OpenSSL takes it (NULL: none given). */
+static const char *pass_of(const struct fvt *f)
 {
-	enum { MAX = 1024 };
-	char *buf = calloc(1, MAX + 2);
-	FILE *in = fopen(path, "re");
-	size_t n = 0;
-	int rc = 0;
-
-	if (!in || !buf) {
-		rc = !buf ? -ENOMEM : -errno;
-		if (rc != -ENOMEM)
-			tool_err_errno(path, "cannot read the passphrase file",
-				       rc);
-		goto out;
-	}
-	n = fread(buf, 1, MAX + 1, in);
-	buf[strcspn(buf, "\r\n")] = 0;
-	if (ferror(in) || (n > MAX && strlen(buf) == n)) {
-		tool_err("%s: cannot read a passphrase (at most %d bytes) "
-			 "from it",
-			 path, MAX);
-		rc = ferror(in) ? -EIO : -EINVAL;
-		goto out;
-	}
-	*out = buf;
-	buf = NULL;
-out:
-	if (buf) {
-		OPENSSL_cleanse(buf, MAX + 2);
-		free(buf);
-	}
-	if (in)
-		fclose(in);
-	return rc;
+	return (const char *)f->pass.p;
 }
 
 static const char *key_of(struct cli *c)
@@ -112,23 +82,22 @@ static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
 
 	if (err) {
 		f->stop = true; /* the same key fails for every file */
-		return sign_error(key_of(c), cert_of(c), f->pass != NULL, err);
+		return sign_error(key_of(c), cert_of(c), pass_of(f) != NULL, err);
 	}
 	return 0;
 }
 
-static int write_sig(const char *path, const uint8_t *sig, size_t len)
+/* SIGFILE now; the --out-dir ones with their group (later). */
+static int write_sig(const char *path, const uint8_t *sig, size_t len,
+		     bool later)
 {
 	struct fvt_out o;
-	int err = fvt_out_open(&o, path);
+	int err = fvt_out_open(&o, path, false);
 
-	if (!err) {
-		err = fvt_write_all(o.fd, sig, len);
-		if (err)
-			tool_err_errno(path, "cannot write", err);
-	}
 	if (!err)
-		return fvt_out_commit(&o);
+		err = fvt_out_write(&o, sig, len);
+	if (!err)
+		return later ? fvt_out_commit_later(&o) : fvt_out_commit(&o);
 	fvt_out_abort(&o);
 	return err;
 }
@@ -156,11 +125,9 @@ static int manifest_line(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 		s = json_object_to_json_string_ext(
 			j, JSON_C_TO_STRING_PLAIN |
 				   JSON_C_TO_STRING_NOSLASHESCAPE);
-		err = fvt_write_all(f->manifest.fd, s, strlen(s));
+		err = fvt_out_write(&f->manifest, s, strlen(s));
 		if (!err)
-			err = fvt_write_all(f->manifest.fd, "\n", 1);
-		if (err)
-			tool_err_errno(f->manifest.path, "cannot write", err);
+			err = fvt_out_write(&f->manifest, "\n", 1);
 	}
 	free(b64);
 	json_object_put(j);
@@ -177,14 +144,14 @@ static int sign_output(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 	int err = 0;
 
 	if (f->sigfile)
-		err = write_sig(f->sigfile, sig, len);
+		err = write_sig(f->sigfile, sig, len, false);
 	if (!err && cli_given(c, O_OUT_DIR)) {
 		err = fvt_out_dir_path(cli_str(c, O_OUT_DIR), e->rel, ".sig",
 				       &path);
 		if (!err)
-			err = write_sig(path, sig, len);
+			err = write_sig(path, sig, len, true);
 	}
-	if (!err && f->manifest.fd >= 0)
+	if (!err && fvt_out_is_open(&f->manifest))
 		err = manifest_line(c, e, sig, len);
 	fvt_hex(o->digest.digest, o->digest.digest_size, hex);
 	if (!err && c->json) {
@@ -195,6 +162,7 @@ static int sign_output(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 		free(b64);
 		fvt_json_line(c, j);
 	} else if (!err) {
+		tool_progress_clear(STDOUT_FILENO);
 		printf("Signed file '%s' (%s:%s)\n", e->path,
 		       dmt_fsverity_hash_alg_name(o->digest.digest_algorithm),
 		       hex);
@@ -251,7 +219,7 @@ static int sign_range(void *ctx, unsigned int worker, uint64_t begin,
 	int err = 0;
 
 	if (!j->signers[worker])
-		err = dmt_signer_new(key_of(j->c), cert_of(j->c), f->pass,
+		err = dmt_signer_new(key_of(j->c), cert_of(j->c), pass_of(f),
 				     &j->signers[worker]);
 	for (uint64_t i = begin; !err && i < end; i++) {
 		uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX];
@@ -283,7 +251,7 @@ static int sign_window(struct sign_job *j, size_t n, unsigned int threads)
 
 	if (err) {
 		f->stop = true;
-		return sign_error(key_of(j->c), cert_of(j->c), f->pass != NULL,
+		return sign_error(key_of(j->c), cert_of(j->c), pass_of(f) != NULL,
 				  err);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -331,8 +299,11 @@ static int sign_bulk(struct cli *c)
 	free(j.signers);
 	free(j.sig);
 	free(j.len);
+	rc = fvt_out_flush(); /* the signatures already written stay */
 	if (err)
 		return err;
+	if (!f->first_err && rc)
+		f->first_err = tool_exit_code(rc);
 	return f->first_err ? f->first_err : fvt_out_commit(&f->manifest);
 }
 
@@ -365,6 +336,7 @@ static int sign_form(struct cli *c, int *nfiles)
 		      cli_given(c, O_FILES_FROM))) {
 		tool_err("sign: FILE SIGFILE, or many files with --out-dir DIR "
 			 "and/or --manifest FILE (see --help)");
+		c->usage_error = true;
 		return -EINVAL;
 	}
 	if (!key_of(c)) {
@@ -384,10 +356,10 @@ static int load_key(struct cli *c)
 	struct fvt *f = fvt_of(c);
 	uint8_t *sig = NULL;
 	size_t len = 0;
-	int err = dmt_signer_new(key_of(c), cert_of(c), f->pass, &f->signer);
+	int err = dmt_signer_new(key_of(c), cert_of(c), pass_of(f), &f->signer);
 
 	if (err)
-		return sign_error(key_of(c), cert_of(c), f->pass != NULL, err);
+		return sign_error(key_of(c), cert_of(c), pass_of(f) != NULL, err);
 	err = sign_bytes(c, "probe", 5, &sig, &len);
 	free(sig);
 	return err;
@@ -401,7 +373,8 @@ int fvt_cmd_sign(struct cli *c)
 	if (!err)
 		err = sign_form(c, &nfiles);
 	if (!err && cli_given(c, O_PASS_FILE))
-		err = read_passphrase(cli_str(c, O_PASS_FILE), &f->pass);
+		err = tool_read_passphrase_line(cli_str(c, O_PASS_FILE),
+						&f->pass);
 	if (!err)
 		err = load_key(c);
 	if (err)
@@ -415,7 +388,7 @@ int fvt_cmd_sign(struct cli *c)
 	if (!err)
 		err = fvt_joint_outputs(c);
 	if (!err && cli_given(c, O_MANIFEST))
-		err = fvt_out_open(&f->manifest, cli_str(c, O_MANIFEST));
+		err = fvt_out_open(&f->manifest, cli_str(c, O_MANIFEST), false);
 	if (err)
 		return err;
 	if (f->sigfile) {

@@ -32,15 +32,17 @@ static const struct cli_command commands[CMD_COUNT] = {
 
 #define STR CLI_STRING
 #define NONE CLI_NONE
+/* as fsverity-utils: an option with an argument at most once */
+#define ONCE CLI_ONCE
 static const struct cli_option options[O_COUNT] = {
 	[O_HASH_ALG] = { "hash-alg", 0, STR, "HASH_ALG",
 			 "Hash algorithm: sha256 (default) or sha512", ALL,
-			 "hash_algorithm", 0, 0 },
+			 "hash_algorithm", 0, ONCE },
 	[O_BLOCK_SIZE] = { "block-size", 0, CLI_NUMBER, "BLOCK_SIZE",
 			   "Merkle tree block size (default 4096)", ALL,
-			   "block_size", UINT32_MAX, 0 },
+			   "block_size", UINT32_MAX, ONCE },
 	[O_SALT] = { "salt", 0, STR, "SALT",
-		     "Salt, in hex (at most 32 bytes)", ALL, "salt", 0, 0 },
+		     "Salt, in hex (at most 32 bytes)", ALL, "salt", 0, ONCE },
 	[O_COMPACT] = { "compact", 0, NONE, NULL,
 			"Print the digest only (no algorithm, no path)", D,
 			NULL, 0, 0 },
@@ -49,40 +51,40 @@ static const struct cli_option options[O_COUNT] = {
 				"signatures sign), in hex", D, NULL, 0, 0 },
 	[O_OUT_TREE] = { "out-merkle-tree", 0, STR, "FILE",
 			 "Write the Merkle tree(s) to FILE (as fsverity "
-			 "1.5)", ALL, NULL, 0, 0 },
+			 "1.5)", ALL, NULL, 0, ONCE },
 	[O_OUT_DESC] = { "out-descriptor", 0, STR, "FILE",
 			 "Write the descriptor(s) to FILE (as fsverity 1.5)",
-			 ALL, NULL, 0, 0 },
+			 ALL, NULL, 0, ONCE },
 	[O_OUT_DIR] = { "out-dir", 0, STR, "DIR",
 			"Per file: digest writes DIR/<file>.merkle_tree and "
-			".descriptor, sign DIR/<file>.sig", ALL, NULL, 0, 0 },
+			".descriptor, sign DIR/<file>.sig", ALL, NULL, 0, ONCE },
 	[O_KEY] = { "key", 0, STR, "KEY",
 		    "Private key (PEM or DER file, or a URI such as "
-		    "pkcs11:...)", S, NULL, 0, 0 },
+		    "pkcs11:...)", S, NULL, 0, ONCE },
 	[O_CERT] = { "cert", 0, STR, "CERT",
 		     "Certificate of the key (file or URI; default: the key "
-		     "file)", S, NULL, 0, 0 },
+		     "file)", S, NULL, 0, ONCE },
 	[O_PASS_FILE] = { "key-passphrase-file", 0, STR, "FILE",
 			  "Passphrase of an encrypted --key (or a token PIN): "
-			  "the file's first line", S, NULL, 0, 0 },
+			  "the file's first line", S, NULL, 0, ONCE },
 	[O_PKCS11_ENGINE] = { "pkcs11-engine", 0, STR, "SOFILE",
 			      "Refused: OpenSSL 3 has no PKCS#11 engine here "
-			      "(use --key pkcs11:...)", S, NULL, 0, 0 },
+			      "(use --key pkcs11:...)", S, NULL, 0, ONCE },
 	[O_PKCS11_MODULE] = { "pkcs11-module", 0, STR, "SOFILE",
 			      "Refused (see --pkcs11-engine)", S, NULL, 0,
-			      0 },
+			      ONCE },
 	[O_PKCS11_KEYID] = { "pkcs11-keyid", 0, STR, "KEYID",
-			     "Refused (see --pkcs11-engine)", S, NULL, 0, 0 },
+			     "Refused (see --pkcs11-engine)", S, NULL, 0, ONCE },
 	[O_MANIFEST] = { "manifest", 0, STR, "FILE",
 			 "sign: JSON lines of path, digest and base64 "
-			 "signature", S, NULL, 0, 0 },
+			 "signature", S, NULL, 0, ONCE },
 	[O_RECURSIVE] = { "recursive", 'r', NONE, NULL,
 			  "Every regular file under the DIR arguments "
 			  "(sorted; symlinks, devices, FIFOs skipped)", ALL,
 			  NULL, 0, 0 },
 	[O_FILES_FROM] = { "files-from", 0, STR, "FILE",
 			   "Also the paths listed in FILE ('-': stdin), one "
-			   "a line", ALL, NULL, 0, 0 },
+			   "a line", ALL, NULL, 0, ONCE },
 	[O_NULL] = { "null", '0', NONE, NULL,
 		     "--files-from paths end with NUL, not newline", ALL,
 		     NULL, 0, 0 },
@@ -100,6 +102,18 @@ static const struct cli_option options[O_COUNT] = {
 	[O_ENGINE] = CLI_OPT_ENGINE(ALL),
 };
 
+/* A name, or as fsverity-utils takes it a number (1 sha256, 2 sha512). */
+static uint32_t hash_alg(const char *s)
+{
+	uint64_t n;
+
+	if (!tool_parse_u64(s, &n))
+		return dmt_fsverity_hash_alg_name((uint32_t)n) && n < 65536
+			       ? (uint32_t)n
+			       : 0;
+	return dmt_fsverity_hash_alg_by_name(s);
+}
+
 /* --hash-alg, --block-size, --salt into f->p. */
 int fvt_params(struct cli *c)
 {
@@ -111,8 +125,12 @@ int fvt_params(struct cli *c)
 
 	f->p.version = 1;
 	f->p.hash_algorithm = DMT_FSVERITY_HASH_SHA256;
+	/* what fsverity refuses while it reads the options is a usage
+	 * error (its exit 2); sizes it takes and libfsverity then refuses
+	 * are not */
+	c->usage_error = true;
 	if (alg) {
-		f->p.hash_algorithm = dmt_fsverity_hash_alg_by_name(alg);
+		f->p.hash_algorithm = hash_alg(alg);
 		if (!f->p.hash_algorithm) {
 			tool_err("--hash-alg: unknown hash algorithm '%s' "
 				 "(available: sha256 sha512)", alg);
@@ -121,8 +139,11 @@ int fvt_params(struct cli *c)
 	}
 	f->p.block_size = (uint32_t)cli_num(c, O_BLOCK_SIZE,
 					    DMT_FSVERITY_DEFAULT_BLOCK_SIZE);
-	if (cli_given(c, O_BLOCK_SIZE) && !f->p.block_size) {
-		tool_err("--block-size: must be a power of 2, not 0");
+	if (cli_given(c, O_BLOCK_SIZE) &&
+	    (!f->p.block_size || (f->p.block_size & (f->p.block_size - 1)) ||
+	     f->p.block_size >= INT_MAX)) {
+		tool_err("--block-size: %s is not a power of 2",
+			 cli_str(c, O_BLOCK_SIZE));
 		return -EINVAL;
 	}
 	if (salt) {
@@ -133,11 +154,12 @@ int fvt_params(struct cli *c)
 		}
 		f->p.salt = f->salt;
 		f->p.salt_size = (uint32_t)f->salt_len;
-		if (f->salt_len > DMT_FSVERITY_MAX_SALT) {
-			tool_err("--salt: %zu bytes, at most %d", f->salt_len,
-				 DMT_FSVERITY_MAX_SALT);
-			return -EINVAL;
-		}
+	}
+	c->usage_error = false;
+	if (f->salt_len > DMT_FSVERITY_MAX_SALT) {
+		tool_err("--salt: %zu bytes, at most %d", f->salt_len,
+			 DMT_FSVERITY_MAX_SALT);
+		return -EINVAL;
 	}
 	f->p.threads = c->threads;
 	f->p.engine = tool_engine_spec();
@@ -147,13 +169,44 @@ int fvt_params(struct cli *c)
 	return err;
 }
 
+/* Options that would be ignored in this combination: refused. */
+static int combinations(struct cli *c)
+{
+	int err = -EINVAL;
+
+	c->usage_error = true;
+	if (c->json && (cli_given(c, O_COMPACT) ||
+			cli_given(c, O_FOR_BUILTIN_SIG)))
+		tool_err("--json prints every field (digest and "
+			 "formatted_digest); it does not go with --%s",
+			 cli_given(c, O_COMPACT) ? "compact"
+						 : "for-builtin-sig");
+	else if (cli_given(c, O_STRICT) && !cli_given(c, O_RECURSIVE))
+		tool_err("--strict applies to the files -r finds; give -r");
+	else
+		err = c->usage_error = 0;
+	return err;
+}
+
 static int prepare(struct cli *c)
 {
 	struct fvt *f = fvt_of(c);
+	int err;
 
-	f->tree_out.fd = f->desc_out.fd = f->manifest.fd = -1;
+	fvt_out_init(&f->tree_out);
+	fvt_out_init(&f->desc_out);
+	fvt_out_init(&f->manifest);
 	f->first_err = 0;
-	return fvt_params(c);
+	err = combinations(c);
+	return err ? err : fvt_params(c);
+}
+
+/* fsverity-utils' codes when invoked as fsverity: 2 usage, 1 else. */
+static int exit_status(const struct cli *c, int code)
+{
+	if (!fvt_fsverity_mode || !code || code == TOOL_EXIT_SIGNAL)
+		return code;
+	return c->usage_error ? 2 : 1;
 }
 
 static void cleanup(struct cli *c)
@@ -166,10 +219,7 @@ static void cleanup(struct cli *c)
 	fvt_list_free(&f->list);
 	dmt_signer_free(f->signer);
 	free(f->salt);
-	if (f->pass) {
-		OPENSSL_cleanse(f->pass, strlen(f->pass));
-		free(f->pass);
-	}
+	tool_secret_free(&f->pass);
 }
 
 const struct cli_tool fsverity_tool = {
@@ -185,8 +235,11 @@ const struct cli_tool fsverity_tool = {
 		"\nDefaults: --hash-alg sha256, --block-size 4096, no salt.\n"
 		"fsverity-utils' exit codes map as: its 2 (usage) is our 1, "
 		"its 1 (error) our 4\n(or 1 for a bad parameter, 3 out of "
-		"memory).\n",
+		"memory).  Invoked as fsverity (ln -s fsverity-tool\n"
+		"fsverity) it exits as fsverity does and stops at the first "
+		"file that fails.\n",
 	.prepare = prepare,
 	.priv_size = sizeof(struct fvt),
 	.cleanup = cleanup,
+	.exit_status = exit_status,
 };

@@ -498,6 +498,11 @@ static int add_arg(struct walk *w, const char *path, const struct stat *st,
 		return add_entry(w, path, NULL, NULL, serr, NULL);
 	if (S_ISDIR(st->st_mode) && w->recursive)
 		return walk_dir(w, path, "");
+	if (S_ISCHR(st->st_mode)) {
+		rel = arg_rel(path);
+		return rel ? add_entry(w, path, rel, NULL, 0, fvt_char_device)
+			   : -ENOMEM;
+	}
 	if (!S_ISREG(st->st_mode)) {
 		struct fvt_entry probe;
 
@@ -668,6 +673,7 @@ int fvt_collect(struct cli *c, const char *const *args, int nargs)
 	if (!err && !w.f->list.base && !w.f->list.n && !nargs &&
 	    !cli_given(c, O_FILES_FROM)) {
 		tool_err("%s: no FILE given (see --help)", c->cmd_name);
+		c->usage_error = true;
 		return -EINVAL;
 	}
 	if (!err && cli_given(c, O_OUT_DIR))

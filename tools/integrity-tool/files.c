@@ -3,12 +3,15 @@
  * integrity-tool opens the files the library works on: one file named
  * twice is refused first (a second lock on it would only say "in use"),
  * the image is locked, and a new image is written under a temporary name
- * that the library renames only on success.
+ * that the library renames only on success (the rule of every tool's
+ * outputs: tools/common/outfile.h).
  */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include <dmt/io.h>
 
+#include "tools/common/outfile.h"
 #include "tools/integrity-tool/it.h"
 
 static int open_one(struct dmt_file *f, const char *path, int flags,
@@ -40,17 +43,24 @@ static int open_device(struct cli *c, int flags)
 	struct it *it = it_of(c);
 	struct dmt_integrity_opts *o = &it->o;
 	bool can_create = o->device_size || o->device_size_auto;
+	struct stat st;
 	int err;
 
+	/* format's output: an existing file or device in place, a new one
+	 * under a temporary name, never a stream (written out of order) */
+	if (c->cmd == CMD_FORMAT && (can_create || !stat(it->device, &st))) {
+		err = tool_out_open(&it->meta_file, it->device,
+				    TOOL_OUT_IN_PLACE | TOOL_OUT_SEEK |
+					    TOOL_OUT_LOCK,
+				    "cannot open the device", &o->created);
+		if (!err)
+			o->meta = &it->meta_file;
+		return err;
+	}
 	err = dmt_file_open(&it->meta_file, it->device, flags);
 	if (!err) {
 		o->meta = &it->meta_file;
 		return 0;
-	}
-	if (err == -ENOENT && c->cmd == CMD_FORMAT && can_create) {
-		o->created = true;
-		return open_one(&it->meta_file, it->device, DMT_OPEN_NEW_TMP,
-				&o->meta, "cannot create the device file");
 	}
 	tool_err_errno(it->device, err == -ENOENT && c->cmd == CMD_FORMAT ?
 		       "no such file (--device-size creates it)" :

@@ -14,6 +14,7 @@
 #include <dmt/reason.h>
 
 #include "tools/common/cli.h"
+#include "tools/common/secret.h"
 
 #define IT_MAX_KEY_SIZE 4096
 
@@ -41,8 +42,8 @@ struct it {
 	const char *data_path, *payload_path;
 	struct dmt_integrity_opts o;	/* o.meta... point here once open */
 	struct dmt_file meta_file, data_file, payload_file;
-	uint8_t *key, *jkey, *ckey;	/* wiped and freed by it_cleanup */
-	size_t key_len, jkey_len, ckey_len;
+	/* locked memory, wiped and freed by the cleanup */
+	struct tool_secret key, jkey, ckey;
 	struct tool_progress progress;
 };
 

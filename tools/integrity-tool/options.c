@@ -13,6 +13,7 @@
 
 #include <dmt/io.h>
 
+#include "tools/common/secret.h"
 #include "tools/integrity-tool/it.h"
 
 static int sector_and_tag(struct cli *c, struct dmt_integrity_layout *l)
@@ -95,77 +96,35 @@ int it_fill_layout(struct cli *c)
 
 /* ---- keys ---- */
 
-/* Size checks of a key file: 0, or -EINVAL with the message printed. */
-static int key_size_ok(const char *path, uint64_t size, size_t want,
-		       const char *size_opt)
+/*
+ * A key file as integritysetup reads it: exactly --*-key-size bytes, or
+ * the whole file (at most IT_MAX_KEY_SIZE) without one; pipes and
+ * process substitution too.  tools/common/secret.h has the refusals.
+ */
+static int read_key(struct cli *c, int file_opt, int size_opt,
+		    struct tool_secret *key)
 {
-	if (!size) {
-		tool_err("%s: key file is empty", path);
-		return -EINVAL;
-	}
-	if (!want && size > IT_MAX_KEY_SIZE) {
-		tool_err("%s: key file is larger than %d bytes", path,
-			 IT_MAX_KEY_SIZE);
-		return -EINVAL;
-	}
-	if (want && size < want) {
-		tool_err("%s: key file holds %" PRIu64 " bytes, --%s needs %zu",
-			 path, size, size_opt, want);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* The whole key file (or its first `want` bytes). */
-static int read_key_file(const char *path, size_t want, const char *size_opt,
-			 uint8_t **key, size_t *len)
-{
-	struct dmt_file f;
-	uint64_t size = 0;
-	uint8_t *buf = NULL;
-	int err;
-
-	dmt_file_init(&f);
-	err = dmt_file_open(&f, path, DMT_OPEN_READ);
-	if (!err)
-		err = dmt_file_size(&f, &size);
-	if (err) {
-		tool_err_errno(path, "cannot read the key file", err);
-		goto out;
-	}
-	err = key_size_ok(path, size, want, size_opt);
-	if (err)
-		goto out;
-	*len = want ? want : (size_t)size;
-	buf = malloc(*len);
-	err = buf ? dmt_pread_full(&f, buf, *len, 0) : -ENOMEM;
-	if (err) {
-		tool_err_errno(path, "cannot read the key file", err);
-		goto out;
-	}
-	*key = buf;
-	buf = NULL;
-out:
-	if (buf)
-		explicit_bzero(buf, *len);
-	free(buf);
-	dmt_file_close(&f);
-	return err;
-}
-
-static int read_key(struct cli *c, int file_opt, int size_opt, uint8_t **key,
-		    size_t *len)
-{
-	const char *size_name = c->tool->options[size_opt].name;
+	char size_name[64];
 	uint64_t want = cli_num(c, size_opt, 0);
+	struct tool_secret_src src = {
+		.path = cli_str(c, file_opt), .size = (size_t)want,
+		.max = IT_MAX_KEY_SIZE, .size_opt = size_name,
+	};
 
+	snprintf(size_name, sizeof(size_name), "--%s",
+		 c->tool->options[size_opt].name);
 	if (cli_given(c, size_opt) && (!want || want > IT_MAX_KEY_SIZE)) {
-		tool_err("--%s: key size must be 1..%d bytes", size_name,
+		tool_err("%s: key size must be 1..%d bytes", size_name,
 			 IT_MAX_KEY_SIZE);
 		return -EINVAL;
 	}
-	return read_key_file(cli_str(c, file_opt), (size_t)want, size_name,
-			     key, len);
+	if (!strcmp(src.path, "-")) {
+		/* integritysetup opens the name: "-" is a file called "-" */
+		tool_err("--%s: '-' (stdin) is not a key file; use /dev/stdin",
+			 c->tool->options[file_opt].name);
+		return -EINVAL;
+	}
+	return tool_read_secret(&src, key);
 }
 
 /* Options that only make sense together. */
@@ -201,25 +160,24 @@ int it_fill_keys(struct cli *c)
 	int err = key_option_pairs(c);
 
 	if (!err && cli_given(c, O_KEY_FILE)) {
-		err = read_key(c, O_KEY_FILE, O_KEY_SIZE, &it->key,
-			       &it->key_len);
-		o->key = it->key;
-		o->key_size = it->key_len;
+		err = read_key(c, O_KEY_FILE, O_KEY_SIZE, &it->key);
+		o->key = it->key.p;
+		o->key_size = it->key.len;
 	}
 	if (!err && cli_given(c, O_JMAC)) {
 		o->journal_mac.alg = cli_str(c, O_JMAC);
 		if (cli_given(c, O_JMAC_KEY_FILE))
 			err = read_key(c, O_JMAC_KEY_FILE, O_JMAC_KEY_SIZE,
-				       &it->jkey, &it->jkey_len);
-		o->journal_mac.key = it->jkey;
-		o->journal_mac.key_size = it->jkey_len;
+				       &it->jkey);
+		o->journal_mac.key = it->jkey.p;
+		o->journal_mac.key_size = it->jkey.len;
 	}
 	if (!err && cli_given(c, O_JCRYPT)) {
 		err = read_key(c, O_JCRYPT_KEY_FILE, O_JCRYPT_KEY_SIZE,
-			       &it->ckey, &it->ckey_len);
+			       &it->ckey);
 		o->journal_crypt.alg = cli_str(c, O_JCRYPT);
-		o->journal_crypt.key = it->ckey;
-		o->journal_crypt.key_size = it->ckey_len;
+		o->journal_crypt.key = it->ckey.p;
+		o->journal_crypt.key_size = it->ckey.len;
 	}
 	return err;
 }

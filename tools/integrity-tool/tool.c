@@ -157,21 +157,14 @@ static int prepare(struct cli *c)
 	return err;
 }
 
-static void wipe_free(uint8_t *p, size_t len)
-{
-	if (p)
-		explicit_bzero(p, len);
-	free(p);
-}
-
 static void cleanup(struct cli *c)
 {
 	struct it *it = it_of(c);
 
 	it_close_files(it);
-	wipe_free(it->key, it->key_len);
-	wipe_free(it->jkey, it->jkey_len);
-	wipe_free(it->ckey, it->ckey_len);
+	tool_secret_free(&it->key);
+	tool_secret_free(&it->jkey);
+	tool_secret_free(&it->ckey);
 }
 
 const struct cli_tool integrity_tool = {

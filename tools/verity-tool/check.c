@@ -89,43 +89,33 @@ static void report_json(const struct check_ctx *k, bool ok)
 	char root[2 * DMT_DIGEST_MAX + 1];
 
 	hex(rep->root_hash, rep->root_hash_size, root);
-	json_add(o, "verified", json_object_new_boolean(ok));
-	json_add(o, "root_hash", json_object_new_string(root));
-	json_add(o, "root_hash_ok", json_object_new_boolean(rep->root_ok));
-	json_add(o, "bad_data_blocks",
-		 json_object_new_uint64(rep->bad_data_blocks));
-	json_add(o, "bad_hash_blocks",
-		 json_object_new_uint64(rep->bad_hash_blocks));
-	json_add(o, "unverifiable_blocks",
-		 json_object_new_uint64(rep->unverifiable_blocks));
+	cli_json_add_bool(o, "verified", ok);
+	cli_json_add_str(o, "root_hash", root);
+	cli_json_add_bool(o, "root_hash_ok", rep->root_ok);
+	cli_json_add_u64(o, "bad_data_blocks", rep->bad_data_blocks);
+	cli_json_add_u64(o, "bad_hash_blocks", rep->bad_hash_blocks);
+	cli_json_add_u64(o, "unverifiable_blocks", rep->unverifiable_blocks);
 	b = NULL;
 	if (rep->bad_data_blocks) {
 		b = json_object_new_object();
-		json_add(b, "index",
-			 json_object_new_uint64(rep->first_data.index));
-		json_add(b, "offset",
-			 json_object_new_uint64(rep->first_data.offset));
+		cli_json_add_u64(b, "index", rep->first_data.index);
+		cli_json_add_u64(b, "offset", rep->first_data.offset);
 	}
-	json_add(o, "first_bad_data_block", b);
+	json_object_object_add(o, "first_bad_data_block", b);
 	b = NULL;
 	if (rep->bad_hash_blocks) {
 		b = json_object_new_object();
-		json_add(b, "level",
-			 json_object_new_uint64(rep->first_hash.level));
-		json_add(b, "index",
-			 json_object_new_uint64(rep->first_hash.index));
-		json_add(b, "offset",
-			 json_object_new_uint64(rep->first_hash.offset));
-		json_add(b, "padding",
-			 json_object_new_boolean(rep->first_hash.padding));
+		cli_json_add_u64(b, "level", rep->first_hash.level);
+		cli_json_add_u64(b, "index", rep->first_hash.index);
+		cli_json_add_u64(b, "offset", rep->first_hash.offset);
+		cli_json_add_bool(b, "padding", rep->first_hash.padding);
 	}
-	json_add(o, "first_bad_hash_block", b);
+	json_object_object_add(o, "first_bad_hash_block", b);
 	if (GIVEN(c, OPT_SIG))
-		json_add(o, "root_hash_signature_ok",
-			 json_object_new_boolean(true));
+		cli_json_add_bool(o, "root_hash_signature_ok", true);
 	if (k->res.fec_ran)
-		json_add(o, "fec", json_fec_run(k));
-	print_json(c, o);
+		json_object_object_add(o, "fec", json_fec_run(k));
+	cli_json_print(c->cli, o);
 }
 
 /* Where a covered block is, for messages and JSON. */
@@ -206,11 +196,11 @@ static struct json_object *json_blocks(const struct check_ctx *k,
 		struct json_object *o = json_object_new_object();
 
 		dmt_verity_locate(&k->g, &k->res.fec_layout, b->v[i], &w);
-		json_add(o, "area", json_object_new_string(area_names[w.area]));
+		cli_json_add_str(o, "area", area_names[w.area]);
 		if (w.level >= 0)
-			json_add(o, "level", json_object_new_int(w.level));
-		json_add(o, "index", json_object_new_uint64(w.index));
-		json_add(o, "offset", json_object_new_uint64(w.offset));
+			json_object_object_add(o, "level", json_object_new_int(w.level));
+		cli_json_add_u64(o, "index", w.index);
+		cli_json_add_u64(o, "offset", w.offset);
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -222,23 +212,17 @@ static struct json_object *json_fec_run(const struct check_ctx *k)
 	const struct dmt_verity_check_result *r = &k->res;
 	const struct dmt_fec_stats *st = &r->fec;
 
-	json_add(o, "corrected_blocks", json_object_new_uint64(r->corrected.total));
-	json_add(o, "corrected_bytes",
-		 json_object_new_uint64(st->corrected_bytes));
-	json_add(o, "unverified_blocks",
-		 json_object_new_uint64(r->unverified.total));
-	json_add(o, "unrepairable_blocks",
-		 json_object_new_uint64(r->unrepairable.total));
-	json_add(o, "damaged_parity_rounds",
-		 json_object_new_uint64(st->parity_rounds_bad));
+	cli_json_add_u64(o, "corrected_blocks", r->corrected.total);
+	cli_json_add_u64(o, "corrected_bytes", st->corrected_bytes);
+	cli_json_add_u64(o, "unverified_blocks", r->unverified.total);
+	cli_json_add_u64(o, "unrepairable_blocks", r->unrepairable.total);
+	cli_json_add_u64(o, "damaged_parity_rounds", st->parity_rounds_bad);
 	if (k->repair) {
-		json_add(o, "written_blocks",
-			 json_object_new_uint64(st->written_blocks));
-		json_add(o, "rewritten_parity_rounds",
-			 json_object_new_uint64(st->parity_rounds_fixed));
+		cli_json_add_u64(o, "written_blocks", st->written_blocks);
+		cli_json_add_u64(o, "rewritten_parity_rounds", st->parity_rounds_fixed);
 	}
-	json_add(o, "corrected", json_blocks(k, &r->corrected));
-	json_add(o, "unrepairable", json_blocks(k, &r->unrepairable));
+	json_object_object_add(o, "corrected", json_blocks(k, &r->corrected));
+	json_object_object_add(o, "unrepairable", json_blocks(k, &r->unrepairable));
 	return o;
 }
 

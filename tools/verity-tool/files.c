@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tools/common/outfile.h"
 #include "tools/verity-tool/vt.h"
 
 int open_err(const char *path, int err)
@@ -57,13 +58,18 @@ bool same_target(const char *a, const char *b)
 	return canon_path(a, ca) && canon_path(b, cb) && !strcmp(ca, cb);
 }
 
-/* In place when the file exists, else a new file under a temp name. */
-static int out_flags(const char *path)
+/* build's hash or FEC file: in place when it exists (veritysetup's rule),
+ * else new under a temporary name; written out of order, so never a
+ * stream (tools/common/outfile.h). */
+static int open_image_out(struct dmt_file *f, const char *path,
+			  bool *created)
 {
-	struct stat st;
+	int err = tool_out_open(f, path,
+				TOOL_OUT_IN_PLACE | TOOL_OUT_SEEK |
+					TOOL_OUT_LOCK,
+				"cannot open", created);
 
-	return stat(path, &st) ? DMT_OPEN_NEW_TMP
-			       : DMT_OPEN_RW | DMT_OPEN_LOCK;
+	return err ? tool_exit_code(err) : 0;
 }
 
 static int open_fec(struct vt *c, struct files *f, enum open_mode mode)
@@ -79,11 +85,14 @@ static int open_fec(struct vt *c, struct files *f, enum open_mode mode)
 		f->fec = f->data;
 		return 0;
 	}
-	if (mode == OPEN_BUILD)
-		flags = out_flags(path);
-	else
-		flags = (mode == OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
-			DMT_OPEN_LOCK;
+	if (mode == OPEN_BUILD) {
+		err = open_image_out(&f->fec_f, path, &f->fec_created);
+		if (!err)
+			f->fec = &f->fec_f;
+		return err;
+	}
+	flags = (mode == OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
+		DMT_OPEN_LOCK;
 	err = dmt_file_open(&f->fec_f, path, flags);
 	if (mode == OPEN_REPAIR &&
 	    (err == -EACCES || err == -EROFS || err == -EPERM)) {
@@ -96,7 +105,6 @@ static int open_fec(struct vt *c, struct files *f, enum open_mode mode)
 	if (err)
 		return open_err(path, err);
 	f->fec = &f->fec_f;
-	f->fec_created = flags == DMT_OPEN_NEW_TMP;
 	return 0;
 }
 
@@ -130,18 +138,16 @@ int open_files(struct vt *c, struct files *f, enum open_mode mode)
 		return open_err(dpath, err);
 	f->data = &f->data_f;
 	f->data_rw = dflags & DMT_OPEN_RW;
-	if (mode == OPEN_BUILD)
-		hflags = out_flags(hpath);
-	else
-		hflags = (mode == OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
-			 DMT_OPEN_LOCK;
-	err = dmt_file_open(&f->hash_f, hpath, hflags);
+	hflags = (mode == OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
+		 DMT_OPEN_LOCK;
+	err = mode == OPEN_BUILD ?
+		      open_image_out(&f->hash_f, hpath, &f->created) :
+		      dmt_file_open(&f->hash_f, hpath, hflags);
 	if (err) {
 		close_files(f);
-		return open_err(hpath, err);
+		return mode == OPEN_BUILD ? err : open_err(hpath, err);
 	}
 	f->hash = &f->hash_f;
-	f->created = hflags == DMT_OPEN_NEW_TMP;
 fec:
 	if (!fpath)
 		return 0;
@@ -219,15 +225,16 @@ int resolve_data(struct vt *c, struct files *f)
 /*
  * A small output of build or sign (--root-hash-file, signatures, sidecar
  * files), never one of the images.  Opened before any work so that an
- * unwritable place fails first.  An existing file (or device) is
- * rewritten in place as veritysetup does; a new one is written under a
- * temporary name and renamed after the images.
+ * unwritable place fails first.  By the rule of every tool
+ * (tools/common/outfile.h): a new or regular file is written under a
+ * temporary name and renamed after the images, a device in place, a FIFO
+ * or pipe as a stream.
  */
 int open_out(struct vt *c, const char *path, const char *what,
 		    struct dmt_file *rf)
 {
-	struct stat st;
-	int err, flags = DMT_OPEN_NEW_TMP;
+	bool created;
+	int err;
 
 	for (int i = 0; i < c->nargs; i++) {
 		if (c->act == ACT_BUILD && same_target(path, c->args[i])) {
@@ -240,19 +247,8 @@ int open_out(struct vt *c, const char *path, const char *what,
 		tool_err("%s: the %s must not be the FEC file.", path, what);
 		return TOOL_EXIT_USAGE;
 	}
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			tool_err_errno(path, "cannot write the file", -EISDIR);
-			return TOOL_EXIT_DEVICE;
-		}
-		flags = DMT_OPEN_RW;
-	}
-	err = dmt_file_open(rf, path, flags);
-	if (err) {
-		tool_err_errno(path, "cannot write the file", err);
-		return tool_exit_code(err);
-	}
-	return 0;
+	err = tool_out_open(rf, path, 0, "cannot write the file", &created);
+	return err ? tool_exit_code(err) : 0;
 }
 
 /* Writes the whole contents of an output opened by open_out (before the
@@ -260,16 +256,9 @@ int open_out(struct vt *c, const char *path, const char *what,
 int write_out(struct dmt_file *rf, const void *buf, size_t len)
 {
 	const char *path = dmt_file_path(rf);
-	struct stat st;
-	/* open_out wrote in place exactly when the path existed */
-	bool in_place = !stat(path, &st);
-	int err = 0;
+	int err = dmt_pwrite_full(rf, buf, len, 0);
 
-	if (in_place && S_ISREG(st.st_mode))
-		err = dmt_file_truncate(rf, 0);
 	if (!err)
-		err = dmt_pwrite_full(rf, buf, len, 0);
-	if (!err && in_place)
 		err = dmt_file_sync(rf);
 	if (err) {
 		tool_err_errno(path, "cannot write the file", err);

@@ -82,7 +82,7 @@ int act_dump(struct vt *c)
 			goto out;
 	}
 	if (c->cli->json)
-		print_json(c, json_params(c, &g));
+		cli_json_print(c->cli, json_params(c, &g));
 	else
 		print_header(c, c->args[0], &g, NULL);
 out:
@@ -97,31 +97,22 @@ static void size_json(const struct vt *c, const struct dmt_verity_geometry *g,
 	struct json_object *o = json_object_new_object();
 	char name[DMT_VERITY_HASH_NAME_MAX];
 
-	json_add(o, "hash_algorithm",
-		 json_object_new_string(lower_name(&c->p, name)));
-	json_add(o, "data_block_size",
-		 json_object_new_uint64(c->p.data_block_size));
-	json_add(o, "hash_block_size",
-		 json_object_new_uint64(c->p.hash_block_size));
-	json_add(o, "data_blocks",
-		 json_object_new_uint64(g->data_blocks));
-	json_add(o, "levels", json_object_new_uint64(g->levels));
-	json_add(o, "hash_offset",
-		 json_object_new_uint64(c->p.hash_offset));
-	json_add(o, "hash_start_block",
-		 json_object_new_uint64(g->hash_start));
-	json_add(o, "hash_blocks",
-		 json_object_new_uint64(g->hash_blocks));
-	json_add(o, "hash_area_bytes",
-		 json_object_new_uint64(hash_area_bytes(g)));
-	json_add(o, "hash_device_bytes",
-		 json_object_new_uint64(hash_dev));
+	cli_json_add_str(o, "hash_algorithm", lower_name(&c->p, name));
+	cli_json_add_u64(o, "data_block_size", c->p.data_block_size);
+	cli_json_add_u64(o, "hash_block_size", c->p.hash_block_size);
+	cli_json_add_u64(o, "data_blocks", g->data_blocks);
+	cli_json_add_u64(o, "levels", g->levels);
+	cli_json_add_u64(o, "hash_offset", c->p.hash_offset);
+	cli_json_add_u64(o, "hash_start_block", g->hash_start);
+	cli_json_add_u64(o, "hash_blocks", g->hash_blocks);
+	cli_json_add_u64(o, "hash_area_bytes", hash_area_bytes(g));
+	cli_json_add_u64(o, "hash_device_bytes", hash_dev);
 	if (c->have_fl) {
 		json_fec(c, o);
-		json_add(o, "fec_device_bytes", c->fl.shared ? NULL :
+		json_object_object_add(o, "fec_device_bytes", c->fl.shared ? NULL :
 			 json_object_new_uint64(c->fl.fec_end));
 	}
-	print_json(c, o);
+	cli_json_print(c->cli, o);
 }
 
 int act_size(struct vt *c)

@@ -115,32 +115,19 @@ static void append_word(char **s, const char *w)
 	*s = n;
 }
 
-void json_add(struct json_object *o, const char *k,
-		     struct json_object *v)
-{
-	json_object_object_add(o, k, v);
-}
-
-void print_json(const struct vt *c, struct json_object *o)
-{
-	cli_json_print(c->cli, o);
-}
-
 /* FEC keys: sizes, and the kernel's fec_start / fec_blocks. */
 void json_fec(const struct vt *c, struct json_object *o)
 {
 	const struct dmt_fec_layout *l = &c->fl;
 
-	json_add(o, "fec_device", VAL(c, OPT_FEC_DEVICE) ?
-		 json_object_new_string(VAL(c, OPT_FEC_DEVICE)) : NULL);
-	json_add(o, "fec_roots", json_object_new_uint64(l->roots));
-	json_add(o, "fec_offset", json_object_new_uint64(l->fec_offset));
-	json_add(o, "fec_area_bytes", json_object_new_uint64(l->parity_bytes));
-	json_add(o, "fec_parity_blocks",
-		 json_object_new_uint64(l->parity_blocks));
-	json_add(o, "fec_start_block", json_object_new_uint64(l->fec_start));
-	json_add(o, "fec_blocks", json_object_new_uint64(l->fec_blocks));
-	json_add(o, "fec_shares_hash_file", json_object_new_boolean(l->shared));
+	cli_json_add_str(o, "fec_device", VAL(c, OPT_FEC_DEVICE));
+	cli_json_add_u64(o, "fec_roots", l->roots);
+	cli_json_add_u64(o, "fec_offset", l->fec_offset);
+	cli_json_add_u64(o, "fec_area_bytes", l->parity_bytes);
+	cli_json_add_u64(o, "fec_parity_blocks", l->parity_blocks);
+	cli_json_add_u64(o, "fec_start_block", l->fec_start);
+	cli_json_add_u64(o, "fec_blocks", l->fec_blocks);
+	cli_json_add_bool(o, "fec_shares_hash_file", l->shared);
 }
 
 /* Geometry and parameters every JSON object carries. */
@@ -152,24 +139,19 @@ struct json_object *json_params(const struct vt *c,
 	char salt[2 * DMT_VERITY_SALT_MAX + 1], name[DMT_VERITY_HASH_NAME_MAX];
 
 	salt_text(p, salt);
-	json_add(o, "salt", json_object_new_string(salt));
-	json_add(o, "uuid", p->no_superblock ? NULL :
-			     json_object_new_string(c->uuid_text));
-	json_add(o, "hash_algorithm",
-		 json_object_new_string(lower_name(p, name)));
-	json_add(o, "format", json_object_new_int((int)p->hash_type));
-	json_add(o, "superblock", json_object_new_boolean(!p->no_superblock));
-	json_add(o, "data_block_size",
-		 json_object_new_uint64(p->data_block_size));
-	json_add(o, "hash_block_size",
-		 json_object_new_uint64(p->hash_block_size));
-	json_add(o, "data_blocks", json_object_new_uint64(p->data_blocks));
-	json_add(o, "hash_offset", json_object_new_uint64(p->hash_offset));
-	json_add(o, "hash_start_block", json_object_new_uint64(g->hash_start));
-	json_add(o, "hash_blocks", json_object_new_uint64(g->hash_blocks));
-	json_add(o, "hash_area_bytes",
-		 json_object_new_uint64(hash_area_bytes(g)));
-	json_add(o, "hash_device_bytes", json_object_new_uint64(g->hash_end));
+	cli_json_add_str(o, "salt", salt);
+	cli_json_add_str(o, "uuid", p->no_superblock ? NULL : c->uuid_text);
+	cli_json_add_str(o, "hash_algorithm", lower_name(p, name));
+	json_object_object_add(o, "format", json_object_new_int((int)p->hash_type));
+	cli_json_add_bool(o, "superblock", !p->no_superblock);
+	cli_json_add_u64(o, "data_block_size", p->data_block_size);
+	cli_json_add_u64(o, "hash_block_size", p->hash_block_size);
+	cli_json_add_u64(o, "data_blocks", p->data_blocks);
+	cli_json_add_u64(o, "hash_offset", p->hash_offset);
+	cli_json_add_u64(o, "hash_start_block", g->hash_start);
+	cli_json_add_u64(o, "hash_blocks", g->hash_blocks);
+	cli_json_add_u64(o, "hash_area_bytes", hash_area_bytes(g));
+	cli_json_add_u64(o, "hash_device_bytes", g->hash_end);
 	if (c->have_fl)
 		json_fec(c, o);
 	return o;
@@ -328,39 +310,34 @@ int json_build(const struct vt *c, const struct dmt_verity_result *res)
 	hex(res->root_hash, res->root_hash_size, root);
 	salt_text(p, salt);
 	lower_name(p, name);
-	json_add(o, "root_hash", json_object_new_string(root));
-	json_add(o, "root_hash_signature", c->sig_out ?
-		 json_object_new_string(c->sig_out) : NULL);
-	json_add(o, "sidecar_roothash", c->sidecar_root ?
-		 json_object_new_string(c->sidecar_root) : NULL);
-	json_add(o, "sidecar_roothash_signature", c->sidecar_sig ?
-		 json_object_new_string(c->sidecar_sig) : NULL);
+	cli_json_add_str(o, "root_hash", root);
+	cli_json_add_str(o, "root_hash_signature", c->sig_out);
+	cli_json_add_str(o, "sidecar_roothash", c->sidecar_root);
+	cli_json_add_str(o, "sidecar_roothash_signature", c->sidecar_sig);
 
 	/* the dm-verity target line (docs/formats.md 1.8), optional
 	 * arguments in the order cryptsetup emits them */
 	if (table_paths_ok(c))
 		table = table_line(c, g, name, root, salt);
 	else
-		json_add(o, "table_note", json_object_new_string(
-				 "a path holds a control character, which a "
-				 "table line cannot carry"));
+		cli_json_add_str(o, "table_note", "a path holds a control character, which a "
+				 "table line cannot carry");
 	if (table && dm_mod_ok(c) &&
 	    asprintf(&dm, "dm-mod.create=\"vroot,,,ro,%s\"", table) < 0)
 		dm = NULL;
 	if (table && !dm_mod_ok(c))
-		json_add(o, "dm_mod_create_note", json_object_new_string(
+		cli_json_add_str(o, "dm_mod_create_note",
 				 "a path holds ',', ';' or '\"', which "
-				 "dm-mod.create cannot carry"));
-	json_add(o, "table", table ? json_object_new_string(table) : NULL);
-	json_add(o, "dm_mod_create", dm ? json_object_new_string(dm) : NULL);
+				 "dm-mod.create cannot carry");
+	cli_json_add_str(o, "table", table);
+	cli_json_add_str(o, "dm_mod_create", dm);
 
 	cmd = open_command(c, name, root, salt);
-	json_add(o, "veritysetup_open", cmd ? json_object_new_string(cmd)
-					    : NULL);
+	cli_json_add_str(o, "veritysetup_open", cmd);
 	free(table);
 	free(dm);
 	free(cmd);
-	print_json(c, o);
+	cli_json_print(c->cli, o);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <openssl/err.h>
 
 #include <dmt/sign.h>
+#include "tools/common/secret.h"
 #include "tools/verity-tool/vt.h"
 
 /* ---- signatures ---- */
@@ -48,50 +49,6 @@ static int sign_error(const char *key, const char *cert, bool pass, int err)
 	}
 }
 
-/*
- * --key-passphrase-file: the first line (as openssl's -passin file: reads
- * it), at most 1 KiB.  Returns an exit code.
- */
-static int read_passphrase(const char *path, char **out)
-{
-	enum { MAX = 1024 };
-	char *buf = NULL;
-	FILE *f = fopen(path, "re");
-	size_t n;
-	int rc = 0;
-
-	if (!f) {
-		tool_err_errno(path, "cannot read the passphrase file", -errno);
-		return TOOL_EXIT_DEVICE;
-	}
-	buf = calloc(1, MAX + 2);
-	if (!buf) {
-		rc = tool_exit_code(-ENOMEM);
-		goto out;
-	}
-	n = fread(buf, 1, MAX + 1, f);
-	if (ferror(f)) {
-		tool_err_errno(path, "cannot read the passphrase file", -EIO);
-		rc = TOOL_EXIT_DEVICE;
-		goto out;
-	}
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (n > MAX && strlen(buf) == n) {
-		tool_err("%s: passphrase longer than %d bytes.", path, MAX);
-		rc = TOOL_EXIT_USAGE;
-		goto out;
-	}
-	*out = buf;
-	buf = NULL;
-out:
-	if (buf) {
-		OPENSSL_cleanse(buf, MAX + 2);
-		free(buf);
-	}
-	fclose(f);
-	return rc;
-}
-
 /* Builds the signature of root (ds bytes) with --sign-key/--key. */
 int sign_root(const struct vt *c, const char *root_hex,
 		     uint8_t **sig, size_t *len)
@@ -99,19 +56,18 @@ int sign_root(const struct vt *c, const char *root_hex,
 	const char *key = VAL(c, c->act == ACT_SIGN ? OPT_KEY : OPT_SIGN_KEY);
 	const char *cert = VAL(c, c->act == ACT_SIGN ? OPT_CERT
 						     : OPT_SIGN_CERT);
-	char *pass = NULL;
-	int err, rc;
+	struct tool_secret pass = { 0 };
+	int err;
 
 	if (GIVEN(c, OPT_PASS_FILE)) {
-		rc = read_passphrase(VAL(c, OPT_PASS_FILE), &pass);
-		if (rc)
-			return rc;
+		/* --key-passphrase-file: its first line, tools/common/secret.h */
+		err = tool_read_passphrase_line(VAL(c, OPT_PASS_FILE), &pass);
+		if (err)
+			return tool_exit_code(err);
 	}
-	err = dmt_sign_root_hash(key, cert, pass, root_hex, sig, len);
-	if (pass) {
-		OPENSSL_cleanse(pass, strlen(pass));
-		free(pass);
-	}
+	err = dmt_sign_root_hash(key, cert, (const char *)pass.p, root_hex, sig,
+				 len);
+	tool_secret_free(&pass);
 	return err ? sign_error(key, cert, GIVEN(c, OPT_PASS_FILE), err) : 0;
 }
 

@@ -167,8 +167,6 @@ void print_header(const struct vt *c, const char *hash_path,
 		  const struct dmt_verity_geometry *g, const uint8_t *root);
 const char *lower_name(const struct dmt_verity_params *p, char *buf);
 uint64_t hash_area_bytes(const struct dmt_verity_geometry *g);
-void json_add(struct json_object *o, const char *k, struct json_object *v);
-void print_json(const struct vt *c, struct json_object *o);
 void json_fec(const struct vt *c, struct json_object *o);
 struct json_object *json_params(const struct vt *c,
 				const struct dmt_verity_geometry *g);

@@ -72,8 +72,9 @@ EOF
 
 # ct_case KEY=VALUE...
 #   type=luks2|plain  opts="crypt-tool format options"  size=BYTES (payload)
-#   key=file|stdin    LUKS2: passphrase file or passphrase on stdin; plain:
-#                     a regular key file or a hashed passphrase (--key-file -)
+#   key=file|stdin|line  LUKS2: passphrase file or passphrase on stdin; plain:
+#                     a regular key file or a hashed passphrase (--key-file -),
+#                     line: a line of stdin (no --key-file), in the guest too
 #   header=1          LUKS2 detached header
 #   rev=1             the kernel writes the payload; crypt-tool decrypts it
 #   dmg=primary|both|keyslot
@@ -111,10 +112,10 @@ ct_case() {
 	luks2/file) kopt=(--key-file pass.txt); genv KEY pass.txt ;;
 	luks2/stdin) genv KEY - ;;
 	plain/file) kopt=(--key-file key.bin); genv KEY key.bin ;;
-	plain/stdin) genv KEY - ;;
+	plain/stdin | plain/line) genv KEY - ;;
 	esac
 	[ "$header" = 1 ] && fmt+=(--header hdr.bin)
-	if [ "$type/$key" = luks2/stdin ]; then
+	if [ "$type/$key" = luks2/stdin ] || [ "$type/$key" = plain/line ]; then
 		tool sh -c 'p=$1; shift; printf "%s\n" "$p" | "$@"' sh "$CT_PASS" \
 			"$CRYPT_TOOL" format "${fmt[@]}" --data-from payload.bin img.bin
 	elif [ "$type/$key" = plain/stdin ]; then
@@ -154,7 +155,7 @@ ct_case() {
 		mkrand write.bin "$size"
 		gfile write.bin
 		genv WRITE write.bin
-		[ "$type/$key" = plain/stdin ] && fail "harness: reverse plain cases use a key file"
+		case "$type/$key" in plain/stdin | plain/line) fail "harness: reverse plain cases use a key file" ;; esac
 		hook ct_rev_after "$type" "$opts"
 	fi
 	attach img.bin
@@ -221,6 +222,10 @@ kcase crypt-plain-xts-plain ct_case type=plain key=stdin opts="--hash sha512 --c
 # A sparse payload (issue 26): its holes are never read, still encrypted.
 kcase crypt-luks2-sparse ct_case sparse=1 size=$((40 * 1048576 + 777)) opts="$CT_CHEAP"
 kcase crypt-plain-sparse ct_case sparse=1 type=plain size=$((40 * 1048576 + 777)) opts="--cipher aes-xts-plain64 --key-size 512 --sector-size 4096"
+# --hash plain (issue 27): the 22-byte passphrase zero-padded, cut, or plain:N
+kcase crypt-plain-hashplain-pad ct_case type=plain key=line opts="--hash plain --cipher aes-cbc-essiv:sha256 --key-size 256"
+kcase crypt-plain-hashplain-cut ct_case type=plain key=line opts="--hash plain --cipher aes-cbc-plain64 --key-size 128"
+kcase crypt-plain-hashplain-n ct_case type=plain key=line opts="--hash plain:16 --cipher aes-xts-plain64 --key-size 512"
 # Reverse: the kernel encrypts.
 kcase crypt-rev-luks2 ct_case rev=1 opts="$CT_CHEAP --offset 4096"
 kcase crypt-rev-luks2-essiv-512 ct_case rev=1 opts="$CT_ARGON --cipher aes-cbc-essiv:sha256 --sector-size 512 --offset 4096"
