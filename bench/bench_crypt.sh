@@ -136,8 +136,11 @@ line cat_shm "cat (/dev/shm, the copy alone)"
 line ours_disk "crypt-tool format (disk, synced)"
 line cs_disk "cryptsetup reencrypt --encrypt (disk, synced)"
 line dd_disk "dd bs=16M oflag=direct conv=fsync (disk)"
-printf '%-44s %7ss   (argon2id time/memory/threads: %s)\n' \
-	"key derivation, default cost (one unlock)" "$(median kdf 1)" "$kdf_line"
+printf '%-44s %7ss %7ss %6s %8sM (argon2id time/memory/threads: %s)\n' \
+	"key derivation, default cost (one unlock)" "$(median kdf 1)" \
+	"$(median kdf 2)" - \
+	"$(awk -v m="$(median kdf 3)" 'BEGIN { printf "%.0f", m / 1024 }')" \
+	"$kdf_line"
 
 status=0
 echo

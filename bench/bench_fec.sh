@@ -27,6 +27,11 @@ trap 'rm -rf "$dir"' EXIT INT TERM
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# rss CMD...: runs CMD (stdout kept), its peak RSS in MiB into $dir/rss
+rss() {
+	/usr/bin/time -f %M -o "$dir/rss.t" "$@"
+	awk '{ printf "%.0f", $1 / 1024 }' "$dir/rss.t" >"$dir/rss"
+}
 
 echo "bench-fec: $size of random data in $dir"
 # AES-CTR keystream: random-looking, much faster than /dev/urandom
@@ -40,12 +45,13 @@ status=0
 for roots in $roots_list; do
 	rm -f "$dir/hash0" "$dir/hash1" "$dir/vs.fec" "$dir/our.fec"
 	t0=$(now)
-	"$vs" format "$dir/data" "$dir/hash0" --salt "$salt" --uuid "$uuid" \
+	rss "$vs" format "$dir/data" "$dir/hash0" --salt "$salt" --uuid "$uuid" \
 		>/dev/null
 	t1=$(now)
-	"$vs" format "$dir/data" "$dir/hash1" --salt "$salt" --uuid "$uuid" \
+	rss "$vs" format "$dir/data" "$dir/hash1" --salt "$salt" --uuid "$uuid" \
 		--fec-device "$dir/vs.fec" --fec-roots "$roots" >/dev/null
 	t2=$(now)
+	vs_rss=$(cat "$dir/rss")
 	tree=$(elapsed "$t0" "$t1")
 	withfec=$(elapsed "$t1" "$t2")
 	vsfec=$(elapsed "$tree" "$withfec")
@@ -56,15 +62,17 @@ for roots in $roots_list; do
 	2) target=${BENCH_FEC_TARGET:-30} ;;
 	*) target=${BENCH_FEC_TARGET:-10} ;;
 	esac
-	res=$("$drv" encode "$@" "$dir/our.fec" "$roots" 4096)
-	ours=${res%% *} gf=${res#* }
+	res=$(rss "$drv" encode "$@" "$dir/our.fec" "$roots" 4096)
+	ours=${res%% *} gf=${res#* } our_rss=$(cat "$dir/rss")
 	if ! cmp -s "$dir/vs.fec" "$dir/our.fec"; then
 		echo "bench-fec: roots $roots: parity differs!" >&2
 		status=1
 		continue
 	fi
-	check=$("$drv" check "$@" "$dir/our.fec" "$roots" 4096 | cut -d' ' -f1)
-	one=$("$drv" encode "$@" "$dir/our1.fec" "$roots" 4096 1 | cut -d' ' -f1)
+	check=$(rss "$drv" check "$@" "$dir/our.fec" "$roots" 4096 | cut -d' ' -f1)
+	check_rss=$(cat "$dir/rss")
+	one=$(rss "$drv" encode "$@" "$dir/our1.fec" "$roots" 4096 1 | cut -d' ' -f1)
+	one_rss=$(cat "$dir/rss")
 	rm -f "$dir/our1.fec"
 
 	speedup=$(awk -v a="$vsfec" -v b="$ours" \
@@ -73,10 +81,10 @@ for roots in $roots_list; do
 		'BEGIN { printf "%.0f", s / 1048576 / t }')
 	printf 'roots %-2s  veritysetup: format %ss, with FEC %ss' \
 		"$roots" "$tree" "$withfec"
-	printf ' -> FEC %ss\n' "$vsfec"
-	printf '          ours (%s): encode %ss (%s MiB/s; 1 thread %ss),' \
-		"$gf" "$ours" "$mibs" "$one"
-	printf ' check %ss\n' "$check"
+	printf ' -> FEC %ss (maxrss %sM)\n' "$vsfec" "$vs_rss"
+	printf '          ours (%s): encode %ss (%s MiB/s, maxrss %sM; 1 thread %ss, %sM),' \
+		"$gf" "$ours" "$mibs" "$our_rss" "$one" "$one_rss"
+	printf ' check %ss (%sM)\n' "$check" "$check_rss"
 	printf '          parity identical; speedup %sx (target %sx)\n' \
 		"$speedup" "$target"
 	[ -n "${BENCH_SUMMARY_DIR:-}" ] &&

@@ -8,7 +8,8 @@
 #          seed), vs `xargs -n 1000 fsverity digest` and the same with
 #          -P$(nproc);
 #   small  as many files of 0-16 KiB, vs `xargs -n 1000 fsverity digest`.
-# Every command runs RUNS times interleaved (default 3); medians compared;
+# Every command runs RUNS times interleaved (default 3); medians compared
+# (wall time; peak RSS printed beside);
 # outputs of both tools are checked equal first.  Issue 12's targets: big
 # >= 3x, usr >= 4x (xargs) and >= 2x (xargs -P), small >= 4x.  Prints
 # the ratios with the load average and the engine; exits 0 (a report, not
@@ -42,6 +43,10 @@ command -v perl >/dev/null || {
 	echo "bench-fsverity: perl not found" >&2
 	exit 1
 }
+[ -x /usr/bin/time ] || {
+	echo "bench-fsverity: /usr/bin/time not found (apt-get install time)" >&2
+	exit 1
+}
 
 keep=${BENCH_FSVERITY_KEEP:-}
 if [ -n "$keep" ]; then
@@ -64,7 +69,7 @@ if [ -n "$keep" ] && [ "$(cat "$dir/.generated" 2>/dev/null)" = "$stamp" ]; then
 	echo "bench-fsverity: reusing the trees in $dir (big $big, $nfiles + $nfiles files)"
 	usr_bytes=$(cat "$dir/.usr_bytes")
 	small_bytes=$(cat "$dir/.small_bytes")
-	rm -f "$dir"/*.times
+	rm -f "$dir"/*.times "$dir"/*.t
 else
 	rm -rf "$dir/usr" "$dir/small" "$dir/.generated"
 	echo "bench-fsverity: generating in $dir (big $big, $nfiles + $nfiles files)"
@@ -143,18 +148,17 @@ if [ -n "$floor" ]; then
 	}
 fi
 
-now() { date +%s.%N; }
-# run NAME CMD...: one timed run appended to NAME.times
+# run NAME CMD...: one timed run, "wall maxrss(KiB)" appended to NAME.times
 run() {
 	name=$1
 	shift
-	t0=$(now)
-	"$@" >/dev/null
-	t1=$(now)
-	echo "$t1 - $t0" | bc -l >>"$name.times"
+	/usr/bin/time -f '%e %M' -o "$name.t" "$@" >/dev/null
+	tail -n1 "$name.t" >>"$name.times"
 }
-median() { sort -n "$1.times" | awk '{v[NR] = $1} END {
+# median NAME [COLUMN]: of the wall times (or maxrss, column 2)
+median() { sort -n -k"${2:-1}" "$1.times" | awk -v c="${2:-1}" '{v[NR] = $c} END {
 	if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+mib() { awk -v k="$(median "$1" 2)" 'BEGIN { printf "%.0f", k / 1024 }'; }
 
 i=0
 while [ $i -lt "$runs" ]; do
@@ -176,8 +180,8 @@ ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
 line() { # LABEL OURS THEIRS TARGET
 	o=$(median "$2")
 	t=$(median "$3")
-	printf '%-44s %8.3f s vs %8.3f s  %6sx (target >= %sx)\n' "$1" "$o" "$t" \
-		"$(ratio "$t" "$o")" "$4"
+	printf '%-44s %8.3f s vs %8.3f s  %6sx (target >= %sx)  maxrss %sM vs %sM\n' \
+		"$1" "$o" "$t" "$(ratio "$t" "$o")" "$4" "$(mib "$2")" "$(mib "$3")"
 }
 echo "bench-fsverity: medians of $runs runs, $ncpu CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bench-fsverity: default engines (sha256): $("$tool" --list-engines 2>/dev/null |
@@ -187,10 +191,12 @@ line "$nfiles usr-like files vs xargs -n 1000" usr_ours usr_fsv 4
 line "$nfiles usr-like files vs xargs -n 1000 -P$ncpu" usr_ours usr_fsvP 2
 line "$nfiles files of 0-16 KiB vs xargs -n 1000" small_ours small_fsv 4
 if [ -n "$floor" ]; then
-	printf '%-44s %8.3f s vs %8.3f s  %6sx (the most this machine allows)\n' \
+	printf '%-44s %8.3f s vs %8.3f s  %6sx (the most this machine allows)  maxrss %sM\n' \
 		"  floor: same syscalls and engine, no more" \
 		"$(median small_floor)" "$(median small_fsv)" \
-		"$(ratio "$(median small_fsv)" "$(median small_floor)")"
-	printf '%-44s %8.3f s (the system calls alone)\n' \
-		"  floor: open, fstat, pread, close per file" "$(median small_sys)"
+		"$(ratio "$(median small_fsv)" "$(median small_floor)")" \
+		"$(mib small_floor)"
+	printf '%-44s %8.3f s (the system calls alone)  maxrss %sM\n' \
+		"  floor: open, fstat, pread, close per file" "$(median small_sys)" \
+		"$(mib small_sys)"
 fi

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -454,6 +455,7 @@ int main(int argc, char **argv)
 	struct result s512 = { 0 }, r, r1;
 	const char *spec = NULL, *talg = "sha256", *summary = NULL;
 	char best512[24] = "-", espec[64];
+	struct rusage ru;
 	size_t ne, a, i, s, bsize = MAXMSGS * 4 * 4104;
 	size_t tmsg = 4096, tprefix = 32;
 	double vh, vp, best = 0;
@@ -578,6 +580,10 @@ int main(int argc, char **argv)
 		dmt_hasher_free(pl.h);
 	}
 	free(buf);
+	/* every row above ran in this process: its peak RSS is theirs */
+	if (!getrusage(RUSAGE_SELF, &ru))
+		printf("\n# maxrss of every row (one process): %ld KiB\n",
+		       ru.ru_maxrss);
 	if (summary) {
 		f = fopen(summary, "a");
 		if (!f) {

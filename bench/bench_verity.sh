@@ -17,7 +17,8 @@
 #   --hash sha512 and --hash sha1 on all cores vs veritysetup
 #   the engine alone (bench_hash -t): the same backend hashing 4 KiB
 #   blocks from memory on as many threads as the tool, and on one
-# and prints median wall time, CPU time (user+sys) and the ratios next to
+# and prints median wall time, CPU time (user+sys), peak RSS (one more
+# run under time(1)) and the ratios next to
 # the targets of issue 3.  On a shared machine the wall-clock ratios need
 # idle cores (the load is printed); the CPU-time ratios do not.
 set -eu
@@ -33,6 +34,7 @@ bh=$(cd "$build" && pwd)/bench/bench_hash
 PATH=$PATH:/usr/sbin:/sbin
 command -v veritysetup >/dev/null || { echo "veritysetup not found" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "hyperfine not found" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time not found (apt-get install time)" >&2; exit 1; }
 [ -x "$VT" ] || { echo "$VT not built" >&2; exit 1; }
 
 mkdir -p "$work"
@@ -69,7 +71,7 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # bench <name> <data file> <command> ... : median wall, user, system
 results=$(mktemp)
-trap 'rm -f "$results" h.img res.csv' EXIT
+trap 'rm -f "$results" h.img res.csv rss.txt' EXIT
 bench() {
 	name=$1 data=$2
 	shift 2
@@ -77,9 +79,13 @@ bench() {
 		--prepare "sh -c 'cat $data >/dev/null; rm -f h.img'" \
 		--export-csv res.csv "$@" >/dev/null 2>&1 ||
 		{ echo "$name: command failed: $*" >&2; exit 1; }
+	# peak RSS: one more run under time(1) (hyperfine does not say)
+	sh -c "cat $data >/dev/null; rm -f h.img"
+	/usr/bin/time -f %M -o rss.txt sh -c "exec $1" >/dev/null 2>&1 ||
+		echo 0 >rss.txt
 	# command,mean,stddev,median,user,system,min,max
-	awk -F, -v n="$name" \
-		'NR == 2 { printf "%s %s %s %s\n", n, $4, $5, $6 }' \
+	awk -F, -v n="$name" -v rss="$(tail -n1 rss.txt)" \
+		'NR == 2 { printf "%s %s %s %s %s\n", n, $4, $5, $6, rss }' \
 		res.csv >>"$results"
 }
 vs_fmt="veritysetup format dense.img h.img --salt $salt --uuid $uuid"
@@ -150,10 +156,10 @@ fi
 awk -v runs=$runs -v size="$size" -v sizename="$sizename" \
 	-v rn="${rate_n:-0}" -v r1="${rate_1:-0}" -v en="$eng_n" -v e1="$eng_1" \
 	-v tn="$threads_n" '
-{ wall[$1] = $2; cpu[$1] = $3 + $4; order[n++] = $1 }
+{ wall[$1] = $2; cpu[$1] = $3 + $4; rss[$1] = $5; order[n++] = $1 }
 function row(name, what) {
-	printf "| %-34s | %6.3f s | %6.2f GB/s | %6.3f s |\n", what, wall[name],
-		size / 1e9 / wall[name], cpu[name]
+	printf "| %-34s | %6.3f s | %6.2f GB/s | %6.3f s | %4.0f MiB |\n", what,
+		wall[name], size / 1e9 / wall[name], cpu[name], rss[name] / 1024
 }
 function engine(what, rate, name, eng) {
 	printf "| %-44s | %5.2f GB/s | %5.2f GB/s | %5.2f |\n", what,
@@ -166,7 +172,7 @@ function ratio(a, b, what, target,   w, c) {
 }
 END {
 	printf "%s, sha256 unless noted, %d runs, median wall time, CPU = user+sys\n\n", sizename, runs
-	printf "| command | wall | throughput | CPU |\n|---|---|---|---|\n"
+	printf "| command | wall | throughput | CPU | maxrss |\n|---|---|---|---|---|\n"
 	row("vs-format", "veritysetup format")
 	row("vt-build-1", "verity-tool build --threads 1")
 	row("vt-build", "verity-tool build (all cores)")

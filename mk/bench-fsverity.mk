@@ -15,7 +15,7 @@ $(FSVERITY_FLOOR): $(O)/bench/fsverity_floor.o $(LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
 bench-fsverity: $(O)/fsverity-tool $(FSVERITY_FLOOR)
-	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench fsverity bc
+	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench fsverity bc time
 	FSVERITY_TOOL=$(abspath $(O)/fsverity-tool) \
 		FSVERITY_FLOOR=$(abspath $(FSVERITY_FLOOR)) \
 		sh bench/bench_fsverity.sh

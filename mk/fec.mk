@@ -12,7 +12,7 @@ $(BENCH_FEC): $(O)/bench/bench_fec.o $(LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
 bench-fec: $(BENCH_FEC)
-	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench
+	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench time
 	$(Q)mkdir -p $(O)/bench && rm -f $(O)/bench/summary-fec.tsv
 	BENCH_FEC=$(abspath $(BENCH_FEC)) BENCH_SUMMARY_DIR=$(abspath $(O)/bench) \
 		sh bench/bench_fec.sh

@@ -12,7 +12,7 @@ BENCH_VERITY_FLAGS ?=
 bench-all: bench-verity
 
 bench-verity: $(O)/verity-tool $(O)/bench/bench_hash
-	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench
+	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench time
 	$(Q)mkdir -p $(O)/bench && rm -f $(O)/bench/summary-verity.tsv
 	$(Q)BENCH_SUMMARY_DIR=$(abspath $(O)/bench) \
 		sh bench/bench_verity.sh $(O) $(BENCH_VERITY_DIR) \

@@ -92,6 +92,9 @@ enum dmt_reason_code {
 	DMT_REASON_FSVERITY_SIZE_CHANGED,
 	/* path: not a regular file (value: its st_mode) */
 	DMT_REASON_FSVERITY_NOT_REGULAR,
+	/* path: the file's contents changed while it was read (its
+	 * modification or change time, or its hole map, moved) */
+	DMT_REASON_FSVERITY_CHANGED,
 
 	/* ---- dm-crypt / LUKS2 (lib/crypt) ---- */
 	DMT_REASON_CRYPT_FIRST = 0x400,

@@ -3,8 +3,15 @@
  * File to file through the engine with the I/O overlapped: a reader
  * thread fills chunks ahead, the caller's thread encrypts them (over the
  * engine's workers), a writer thread writes them behind.  A ring of
- * STREAM_BUFS chunks bounds the memory; every chunk goes through the
- * states EMPTY -> READ -> CRYPTED -> EMPTY in order.
+ * STREAM_BUFS chunks, sized from the walk's memory budget, bounds the
+ * memory; every chunk goes through the states EMPTY -> READ -> CRYPTED ->
+ * EMPTY in order.
+ *
+ * The reader goes through the input's extents (dmt_walk_extents): holes
+ * are never read, their zeros come from memory (and are encrypted like
+ * any other plaintext: the ciphertext of zeros is not zeros), so a sparse
+ * input never fills the page cache with zero pages.  Progress and
+ * cancellation are the walk's.
  */
 #include <dmt/crypt.h>
 
@@ -12,10 +19,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <dmt/io.h>
 
+#include "lib/common/walk.h"
+
 #define STREAM_BUFS 4
+/* A chunk at most (and at least a sector). */
+#define STREAM_CHUNK_MAX (DMT_IO_CHUNK * 4)
 
 enum { BUF_EMPTY, BUF_READ, BUF_CRYPTED };
 
@@ -24,8 +36,10 @@ struct stream {
 	const struct dmt_crypt_stream *s;
 	size_t chunk;			/* bytes, a multiple of sector_size */
 	uint64_t nchunks, padded;	/* padded: bytes rounded to sectors */
+	bool sparse;			/* the input may have holes */
 	uint8_t *buf[STREAM_BUFS];
 	int state[STREAM_BUFS];
+	struct dmt_walk walk;		/* progress and cancellation */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int err;			/* first error, stops everyone */
@@ -61,6 +75,38 @@ static void set_state(struct stream *st, int b, int state, int err)
 	pthread_mutex_unlock(&st->lock);
 }
 
+struct fill {
+	struct dmt_file *in;
+	uint8_t *buf;
+	uint64_t base;			/* input offset of buf[0] */
+};
+
+/* One extent of a chunk: data is read, a hole is zeros from memory. */
+static int fill_extent(void *ctx, uint64_t off, uint64_t len, bool data)
+{
+	struct fill *f = ctx;
+	uint8_t *p = f->buf + (off - f->base);
+
+	if (!data) {
+		memset(p, 0, (size_t)len);
+		return 0;
+	}
+	return dmt_pread_full(f->in, p, (size_t)len, off);
+}
+
+static int read_chunk(struct stream *st, uint8_t *buf, uint64_t off,
+		      uint64_t have)
+{
+	const struct dmt_crypt_stream *s = st->s;
+	struct fill f = { .in = s->in, .buf = buf,
+			  .base = s->in_offset + off };
+
+	if (!st->sparse)
+		return dmt_pread_full(s->in, buf, (size_t)have, f.base);
+	return dmt_walk_extents(s->in, f.base, f.base + have, 1, fill_extent,
+				&f);
+}
+
 static void *reader(void *arg)
 {
 	struct stream *st = arg;
@@ -75,7 +121,7 @@ static void *reader(void *arg)
 			break;
 		/* the last sector past the input's end is zeros */
 		memset(st->buf[b] + have, 0, len - have);
-		err = dmt_pread_full(s->in, st->buf[b], have, s->in_offset + off);
+		err = read_chunk(st, st->buf[b], off, have);
 		set_state(st, b, BUF_READ, err);
 		if (err)
 			break;
@@ -96,9 +142,8 @@ static void *writer(void *arg)
 			break;
 		err = dmt_pwrite_full(s->out, st->buf[b], len,
 				      s->out_offset + off);
-		if (!err && s->progress.fn &&
-		    s->progress.fn(s->progress.ctx, off + len, st->padded))
-			err = -EINTR;
+		if (!err)
+			err = dmt_walk_progress(&st->walk, len);
 		set_state(st, b, BUF_EMPTY, err);
 		if (err)
 			break;
@@ -130,11 +175,30 @@ static int crypt_chunks(struct stream *st)
 	return 0;
 }
 
+/*
+ * A regular input must hold the bytes asked for (its holes would read as
+ * zeros past its end); only regular files have holes to skip.
+ */
+static int check_input(struct stream *st)
+{
+	const struct dmt_crypt_stream *s = st->s;
+	struct stat sb;
+
+	if (dmt_file_is_blockdev(s->in) || fstat(s->in->fd, &sb) < 0 ||
+	    !S_ISREG(sb.st_mode))
+		return 0;
+	if ((uint64_t)sb.st_size < s->in_offset + s->bytes)
+		return -ENODATA;
+	st->sparse = true;
+	return 0;
+}
+
 static int stream_setup(struct stream *st)
 {
 	unsigned int ss = dmt_crypt_sector_size(st->c);
 
-	st->chunk = DMT_IO_CHUNK * 4 / ss * ss;
+	st->chunk = (size_t)dmt_walk_share(DMT_WALK_MEM_BUDGET, STREAM_BUFS,
+					   ss, ss, STREAM_CHUNK_MAX);
 	st->padded = (st->s->bytes + ss - 1) / ss * ss;
 	st->nchunks = (st->padded + st->chunk - 1) / st->chunk;
 	for (int b = 0; b < STREAM_BUFS; b++) {
@@ -142,7 +206,7 @@ static int stream_setup(struct stream *st)
 		if (!st->buf[b])
 			return -ENOMEM;
 	}
-	return 0;
+	return check_input(st);
 }
 
 int dmt_crypt_stream_run(struct dmt_crypt *c, const struct dmt_crypt_stream *s)
@@ -157,6 +221,7 @@ int dmt_crypt_stream_run(struct dmt_crypt *c, const struct dmt_crypt_stream *s)
 	ret = stream_setup(&st);
 	if (ret || !st.nchunks)
 		goto out;
+	dmt_walk_init(&st.walk, 1, &s->progress, st.padded);
 	have_r = !pthread_create(&rt, NULL, reader, &st);
 	have_w = have_r && !pthread_create(&wt, NULL, writer, &st);
 	if (!have_w) {
@@ -168,7 +233,11 @@ int dmt_crypt_stream_run(struct dmt_crypt *c, const struct dmt_crypt_stream *s)
 		pthread_join(rt, NULL);
 	if (have_w)
 		pthread_join(wt, NULL);
+	dmt_walk_destroy(&st.walk);
 	ret = st.err;
+	/* an input cut short while it was read: its holes were past its end */
+	if (!ret && st.sparse)
+		ret = check_input(&st);
 out:
 	for (int b = 0; b < STREAM_BUFS; b++) {
 		/* plaintext passed through these */

@@ -25,7 +25,8 @@
 #include "lib/fec/fec_priv.h"
 #include <dmt/threads.h>
 
-/* Accumulator planes per worker (roots x group width). */
+/* Accumulator planes per worker (roots x group width), at most; with
+ * the band, half of a worker's share of DMT_WALK_MEM_BUDGET each. */
 #define ACC_BUDGET (8u << 20)
 /* Widest group: rows are read in chunks of this size. */
 #define WIDTH_MAX (1u << 20)
@@ -358,8 +359,13 @@ static void plan_groups(struct dmt_fec *f)
 {
 	const struct dmt_fec_layout *l = &f->l;
 	uint64_t bs = l->block_size, rounds = l->rounds;
+	uint64_t share = DMT_WALK_MEM_BUDGET / f->threads;
 	uint64_t wmax = ACC_BUDGET / l->roots, gmax, gmin, groups;
+	uint64_t band = BAND_BUDGET < share / 2 ? BAND_BUDGET : share / 2;
 
+	/* accumulators, parity and (scan) parity read back */
+	if (wmax > share / 2 / (3 * l->roots))
+		wmax = share / 2 / (3 * l->roots);
 	if (wmax > WIDTH_MAX)
 		wmax = WIDTH_MAX;
 	gmax = wmax / bs ? wmax / bs : 1;
@@ -377,7 +383,7 @@ static void plan_groups(struct dmt_fec *f)
 	/* pad rows of separately read bands off a 4 KiB multiple so they
 	 * don't all land in the same L1 sets */
 	f->in_stride = f->contiguous ? f->width : f->width + 64;
-	f->band_rows = BAND_BUDGET / f->in_stride;
+	f->band_rows = band / f->in_stride;
 	if (f->band_rows < 1)
 		f->band_rows = 1;
 	if (f->band_rows > l->rsn)

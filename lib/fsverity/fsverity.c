@@ -12,6 +12,7 @@
 
 #include <dmt/threads.h>
 #include "lib/common/byteorder.h"
+#include "lib/common/walk.h"
 
 /* Descriptor field offsets (struct fsverity_descriptor in fs/verity/). */
 #define DESC_VERSION	   0
@@ -222,7 +223,9 @@ static int alloc_workers(struct fv_engine *e, const char *engine)
 			return err;
 		w->io = aligned_alloc(4096, e->item_blocks * e->bs);
 		w->dig = malloc(e->item_blocks * e->ds);
-		if (!w->io || !w->dig)
+		w->msgs = malloc(e->item_blocks * sizeof(*w->msgs));
+		w->dig2 = malloc(e->item_blocks * e->ds);
+		if (!w->io || !w->dig || !w->msgs || !w->dig2)
 			return -ENOMEM;
 	}
 	return 0;
@@ -248,7 +251,10 @@ int fv_engine_init(struct fv_engine *e, const struct dmt_fsverity_params *p,
 	e->threads = p->threads ? p->threads : dmt_default_threads();
 	if (e->threads > FV_MAX_THREADS)
 		e->threads = FV_MAX_THREADS;
-	e->item_blocks = FV_ITEM_BYTES / e->bs ? FV_ITEM_BYTES / e->bs : 1;
+	/* the workers' buffers share the budget (at least a block each) */
+	e->item_blocks = dmt_walk_share(DMT_WALK_MEM_BUDGET, e->threads, e->bs,
+					e->bs, FV_ITEM_BYTES) /
+			 e->bs;
 
 	dp.alg = algs[e->alg].name;
 	err = dmt_hasher_new(&dp, &e->hdesc);
@@ -271,6 +277,8 @@ void fv_engine_free(struct fv_engine *e)
 		dmt_hasher_free(e->w[i].h);
 		free(e->w[i].io);
 		free(e->w[i].dig);
+		free(e->w[i].msgs);
+		free(e->w[i].dig2);
 	}
 	free(e->w);
 	dmt_hasher_free(e->hdesc);

@@ -38,6 +38,8 @@
 
 #include <dmt/threads.h>
 
+#include "lib/common/walk.h"
+
 /* Files per window (an item is a few hundred bytes). */
 #define QUEUE_FILES 8192
 /* A chunk: this many files or this much data (its files' slots). */
@@ -54,8 +56,9 @@
 #define SOLO_LATE  (SOLO_CAP / 4)
 /* Bigger blocks: every file is a turn file. */
 #define CHUNK_MAX_BS (1u << 20)
-/* Tree bytes kept for metadata callbacks until they are reported. */
-#define TREE_KEEP    (64u << 20)
+/* Tree bytes kept for metadata callbacks until they are reported: half
+ * the memory budget of the bulk buffers (the workers' take the rest). */
+#define TREE_KEEP    (DMT_WALK_MEM_BUDGET / 2)
 #define SIZE_UNKNOWN UINT64_MAX
 
 struct item {

@@ -17,7 +17,8 @@
 /* A u64 file size needs at most 58 levels (64-byte blocks, 2 per block);
  * the kernel stops at 8. */
 #define FV_MAX_LEVELS 64
-/* Data per work item: one pread, one dmt_hash call. */
+/* Data per work item: one pread, one dmt_hash call (less when the
+ * threads' share of DMT_WALK_MEM_BUDGET is smaller). */
 #define FV_ITEM_BYTES (1u << 20)
 /* A tree level is buffered (and handed to the callback) in pieces of at
  * most this. */
@@ -36,9 +37,11 @@ struct fv_geo {
 };
 
 struct fv_worker {
-	struct dmt_hasher *h; /* salt || block */
-	uint8_t *io;	      /* item_blocks blocks */
-	uint8_t *dig;	      /* item digests (batch scatter) */
+	struct dmt_hasher *h;  /* salt || block */
+	uint8_t *io;	       /* item_blocks blocks */
+	uint8_t *dig;	       /* item digests (batch scatter) */
+	const uint8_t **msgs;  /* the stream: non-zero blocks of an item */
+	uint8_t *dig2;	       /* and their digests */
 };
 
 struct fv_engine {
@@ -75,8 +78,11 @@ struct fv_source {
 
 /*
  * The root hash of a file of size bytes, streaming: data in windows over
- * all workers, every level buffered in bounded pieces that go to
- * cb->merkle_tree_block as they are complete.
+ * all workers, holes as zero subtrees, every level buffered in bounded
+ * pieces that go to cb->merkle_tree_block as they are complete.  From an
+ * fd, a file that changed while it was read fails: -ENODATA with
+ * SIZE_CHANGED (its size), -ESTALE with CHANGED (its times or its hole
+ * map).
  */
 int fv_stream_root(struct fv_engine *e, const struct fv_source *src,
 		   uint64_t size,

@@ -194,7 +194,6 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
 	r->start_sector = 0;
 	r->end_sector = end << g->log2_spb;
 	err = tags_walk(o, OP_CHECK, 0, end, &op, r);
-	free(op.unit_done);
 	if (err)
 		return err;
 	r->blocks = end;
@@ -278,11 +277,10 @@ int dmt_integrity_recalculate(const struct dmt_integrity_opts *o,
 		tmp.flags &= ~(uint32_t)DMT_INTEGRITY_SB_RECALCULATING;
 		tmp.recalc_sector = 0;
 		err = write_sb_synced(o, &tmp, true, false, r);
-	} else if (op.unit_done) {
+	} else if (op.walked) {
 		tmp.recalc_sector = dmt_integrity_walk_resume(&op);
 		write_sb_synced(o, &tmp, true, true, r);
 	}
 	r->sb = tmp;
-	free(op.unit_done);
 	return err;
 }

@@ -351,9 +351,8 @@ int dmt_integrity_format_write(const struct dmt_integrity_opts *o,
 	}
 	if (!err)
 		err = format_finish(o, r);
-	if (err && !o->created && sb_written && op.unit_done)
+	if (err && !o->created && sb_written && op.walked)
 		format_leave_resumable(o, &op, r);
-	free(op.unit_done);
 	dmt_integrity_tagger_free(tagger);
 	dmt_integrity_jcrypt_free(jc);
 	return err;

@@ -47,14 +47,15 @@ struct op {
 	struct worker *w;
 	unsigned int nw;
 	size_t ubuf_bytes;		/* tag run + unit data */
-	uint8_t *unit_done;
+	bool walked;			/* the walk was started */
+	uint64_t resume_unit;		/* the first unit not finished */
 	pthread_mutex_t lock;		/* the result's lists and counters */
 	/* progress, cancellation, the first failure (in unit order) */
 	struct dmt_walk walk;
 };
 
 /* Runs the walk over blocks [first, end); on an I/O failure the reason
- * is in r->reason.  Free op->unit_done afterwards. */
+ * is in r->reason. */
 int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end);
 /* First logical sector whose tag may be missing after a failed walk. */
 uint64_t dmt_integrity_walk_resume(const struct op *op);

@@ -9,7 +9,10 @@
  * the engine, and writes (or compares) the unit's tags with one transfer.
  * Holes (in the payload, the image or the data device) are never read:
  * their tags come from a shared zero block, which is what the kernel's
- * wipe produces.  Memory per worker is bounded by the chunk and unit sizes.
+ * wipe produces.  The workers share one memory budget
+ * (DMT_WALK_MEM_BUDGET): units and chunks are as large as a worker's
+ * share allows (at most 16 MiB and 4 MiB), and there are never more
+ * workers than the budget holds with the smallest units.
  */
 #include "lib/integrity/integrity_internal.h"
 
@@ -27,6 +30,7 @@
 #include <dmt/threads.h>
 
 #define UNIT_SECTORS_MAX 32768		/* 16 MiB of data per unit */
+#define UNIT_BYTES_MIN (64u << 10)	/* data of the smallest unit */
 #define UNIT_TAG_BYTES_MAX (4u << 20)
 #define ZERO_BYTES (1u << 20)
 #define JOURNAL_BATCH_BYTES (4u << 20)
@@ -470,7 +474,6 @@ static int do_unit(struct op *op, struct worker *w, uint64_t u)
 	}
 	if (err)
 		return err;
-	__atomic_store_n(&op->unit_done[u], 1, __ATOMIC_RELEASE);
 	return dmt_walk_progress(&op->walk, (ub1 - ub0) * op->bs);
 }
 
@@ -496,60 +499,102 @@ static int unit_fn(void *ctx, unsigned int worker, uint64_t begin,
 	return 0;
 }
 
-/* Units of at most 16 MiB that never cross an interleave area. */
-static void plan_units(struct op *op, uint64_t first, uint64_t end)
+/* A worker's buffers for units of ub blocks: the chunk, the unit's tag
+ * run and data (fused transfers), its computed and stored tags. */
+static uint64_t worker_bytes(const struct op *op, uint64_t ub)
+{
+	uint64_t data = ub * op->bs;
+
+	return (data < DMT_IO_CHUNK ? data : DMT_IO_CHUNK) +
+	       (op->g->metadata_run << 9) + data + 2 * ub * op->g->tag_size;
+}
+
+/* The largest unit: 16 MiB, within an interleave area, 4 MiB of tags. */
+static uint64_t unit_most(const struct op *op)
 {
 	const struct dmt_integrity_geom *g = op->g;
-	uint64_t ub, tb;
+	uint64_t ub = UNIT_SECTORS_MAX >> g->log2_spb, tb;
 
-	op->bs = 512u << g->log2_spb;
-	op->first_block = first;
-	op->end_block = end;
-	ub = UNIT_SECTORS_MAX >> g->log2_spb;
 	if (!g->meta_dev && ub > (1ull << (g->log2_interleave - g->log2_spb)))
 		ub = 1ull << (g->log2_interleave - g->log2_spb);
 	tb = UNIT_TAG_BYTES_MAX / g->tag_size;
 	while (ub > tb)
 		ub >>= 1;
+	return ub;
+}
+
+/* The smallest unit worth a transfer (or the largest, if smaller). */
+static uint64_t unit_least(const struct op *op)
+{
+	uint64_t ub = unit_most(op);
+
+	while (ub > 1 && (ub >> 1) * op->bs >= UNIT_BYTES_MIN)
+		ub >>= 1;
+	return ub;
+}
+
+/*
+ * Units that never cross an interleave area (so their tags are one
+ * range), as large as a worker's share of the budget holds: a power of
+ * two of blocks, halved until the worker's buffers fit.
+ */
+static void plan_units(struct op *op, uint64_t first, uint64_t end)
+{
+	uint64_t ub = unit_most(op), least = unit_least(op);
+	uint64_t share = DMT_WALK_MEM_BUDGET / op->nw;
+
+	op->first_block = first;
+	op->end_block = end;
+	while (ub > least && worker_bytes(op, ub) > share)
+		ub >>= 1;
 	op->unit_blocks = ub;
-	op->chunk_blocks = DMT_IO_CHUNK / op->bs;
+	op->chunk_blocks = DMT_IO_CHUNK / op->bs < ub ? DMT_IO_CHUNK / op->bs
+						     : ub;
 	op->ubase = first / ub;
 	op->n_units = end > first ? (end + ub - 1) / ub - op->ubase : 0;
-	op->ubuf_bytes = (size_t)(g->metadata_run << 9) + ub * op->bs;
+	op->ubuf_bytes = (size_t)(op->g->metadata_run << 9) + ub * op->bs;
 }
 
 /*
  * Workers of a walk.  Where units move in single large transfers (format
  * from a payload, check) twice as many as threads: while some wait for
  * their transfer, the others hash, so the disk always has requests in
- * flight (the tags do not depend on who computes them).
+ * flight (the tags do not depend on who computes them).  Never more than
+ * the budget holds with the smallest units.
  */
 static unsigned int walk_threads(const struct op *op)
 {
 	unsigned int threads = op->o->threads ? op->o->threads : 1;
+	uint64_t most = DMT_WALK_MEM_BUDGET / worker_bytes(op, unit_least(op));
 	bool large = !op->g->meta_dev && op->src &&
 		     (op->kind == OP_CHECK ||
 		      (op->kind == OP_FORMAT && op->src_is_payload && op->dst));
 
-	return large && threads <= 64 ? threads * IO_WORKERS_PER_THREAD :
-					threads;
+	if (large && threads <= 64)
+		threads *= IO_WORKERS_PER_THREAD;
+	if (threads > most)
+		threads = most ? (unsigned int)most : 1;
+	return threads;
 }
 
 int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
 {
-	unsigned int threads = walk_threads(op);
+	unsigned int threads;
 	struct dmt_walk_pass pass = { .fn = unit_fn, .ctx = op };
 	const struct dmt_file *ef;
 	uint8_t *zero = NULL;
 	int err;
 
+	op->bs = 512u << op->g->log2_spb;
+	threads = walk_threads(op);
+	op->nw = threads;
 	plan_units(op, first, end);
 	pass.items = op->n_units;
-	op->nw = threads;
+	op->walked = true;
+	op->resume_unit = 0;
 	zero = calloc(1, ZERO_BYTES);
 	op->w = calloc(threads, sizeof(*op->w));
-	op->unit_done = calloc(op->n_units ? op->n_units : 1, 1);
-	if (!zero || !op->w || !op->unit_done) {
+	if (!zero || !op->w) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -561,6 +606,7 @@ int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
 	dmt_walk_init(&op->walk, threads, &op->o->progress,
 		      (end - first) * op->bs);
 	err = dmt_walk_run(&op->walk, &pass);
+	op->resume_unit = dmt_walk_unfinished(&op->walk);
 	ef = dmt_walk_error_file(&op->walk);
 	if (err && ef && !op->r->reason.code)
 		op->r->reason = (struct dmt_reason){
@@ -580,12 +626,10 @@ out:
 
 uint64_t dmt_integrity_walk_resume(const struct op *op)
 {
-	uint64_t u, b;
+	uint64_t u = op->resume_unit < op->n_units ? op->resume_unit
+						  : op->n_units;
+	uint64_t b = (op->ubase + u) * op->unit_blocks;
 
-	for (u = 0; u < op->n_units; u++)
-		if (!op->unit_done[u])
-			break;
-	b = (op->ubase + u) * op->unit_blocks;
 	if (b < op->first_block)
 		b = op->first_block;
 	if (b > op->end_block)

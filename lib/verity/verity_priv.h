@@ -25,7 +25,8 @@
 #define VT_WINDOW_BYTES (32ull << 20)
 #define VT_WINDOW_PER_THREAD (128ull << 20)
 #define VT_WINDOW_MAX (1ull << 30)
-/* Worker threads at most (each has ~1 MiB of buffers). */
+/* Worker threads at most (each has ~1 MiB of buffers, less when its
+ * share of DMT_WALK_MEM_BUDGET is smaller). */
 #define VT_MAX_THREADS 256
 /* Data per work item (one pread). */
 #define VT_ITEM_BYTES (1u << 20)
@@ -35,7 +36,7 @@
 struct vt_worker {
 	struct dmt_hasher *hd;		/* data blocks */
 	struct dmt_hasher *hh;		/* hash blocks */
-	uint8_t *io;			/* pread buffer, VT_ITEM_BYTES */
+	uint8_t *io;			/* pread buffer, one work item */
 	uint8_t *dig;			/* digests of one work item */
 	uint8_t *dig2;			/* scratch for scattering */
 	const uint8_t **msgs;		/* non-zero blocks of an item */

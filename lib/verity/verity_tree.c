@@ -80,16 +80,18 @@ out:
 
 static int zero_digest(struct vt *t)
 {
-	uint8_t *zero = calloc(1, t->g.data_block_size);
-	int err;
+	return dmt_zero_tree(t->w[0].hd, t->g.data_block_size, NULL, 0,
+			     t->g.digest_size, 0, 0, 0, t->zero_digest);
+}
 
-	if (!zero)
-		return -ENOMEM;
-	err = dmt_hasher_digest_strided(t->w[0].hd, 1, zero,
-					t->g.data_block_size, NULL,
-					t->zero_digest);
-	free(zero);
-	return err;
+/* Blocks of bs bytes in a work item: a power of two, VT_ITEM_BYTES or
+ * a thread's share of the memory budget if smaller, at least one. */
+static uint64_t item_blocks(unsigned int threads, uint32_t bs)
+{
+	uint64_t n = dmt_walk_share(DMT_WALK_MEM_BUDGET, threads, bs, bs,
+				    VT_ITEM_BYTES) / bs;
+
+	return 1ull << (63 - __builtin_clzll(n));
 }
 
 int vt_init(struct vt *t, const struct dmt_verity_params *p,
@@ -133,16 +135,13 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 		return -EINVAL;
 
 	t->hpb = 1u << t->g.hash_per_block_bits;
-	t->item_blocks = VT_ITEM_BYTES / t->g.data_block_size;
-	t->hitem_blocks = VT_ITEM_BYTES / t->g.hash_block_size;
-	if (!t->item_blocks)
-		t->item_blocks = 1;
-	if (!t->hitem_blocks)
-		t->hitem_blocks = 1;
-	/* every worker has ~1 MiB of buffers: no more than there is work */
 	t->threads = t->p.threads ? t->p.threads : dmt_default_threads();
 	if (t->threads > VT_MAX_THREADS)
 		t->threads = VT_MAX_THREADS;
+	/* a worker's buffers: its share of the budget, at most an item */
+	t->item_blocks = item_blocks(t->threads, t->g.data_block_size);
+	t->hitem_blocks = item_blocks(t->threads, t->g.hash_block_size);
+	/* no more workers than there is work */
 	if (t->threads > t->g.data_blocks / t->item_blocks + 1)
 		t->threads =
 			(unsigned int)(t->g.data_blocks / t->item_blocks + 1);
@@ -188,56 +187,6 @@ void vt_readahead(struct vt *t, uint64_t b0, uint64_t b1)
 			      (off_t)((b1 - b0) * dbs), POSIX_FADV_WILLNEED);
 }
 
-static bool block_is_zero(const uint8_t *p, size_t len)
-{
-	const uint64_t *q = (const uint64_t *)(const void *)p;
-	size_t i, n = len / 8;
-
-	if (q[0] | q[n - 1])
-		return false;
-	for (i = 0; i < n; i += 8) {
-		if (q[i] | q[i + 1] | q[i + 2] | q[i + 3] | q[i + 4] |
-		    q[i + 5] | q[i + 6] | q[i + 7])
-			return false;
-	}
-	return true;
-}
-
-/* Blocks that may hold data: hash the non-zero ones in one batch. */
-static int hash_run(struct vt *t, struct vt_worker *w, uint64_t b0,
-		    uint64_t b1, uint8_t *out)
-{
-	size_t dbs = t->g.data_block_size, ds = t->g.digest_size;
-	size_t i, k, n = (size_t)(b1 - b0), nz = 0;
-	const uint8_t *base = w->io;
-	int err;
-
-	err = vt_io(t, t->data,
-		    dmt_pread_full(t->data, w->io, n * dbs, b0 * dbs));
-	if (err)
-		return err;
-	for (i = 0; i < n; i++) {
-		if (!block_is_zero(base + i * dbs, dbs))
-			w->msgs[nz++] = base + i * dbs;
-	}
-	if (nz == n)
-		return dmt_hasher_digest_strided(w->hd, n, base, dbs, NULL,
-						 out);
-	w->zero_blocks += n - nz;
-	if (nz) {
-		err = dmt_hasher_digest(w->hd, nz, w->msgs, NULL, w->dig2);
-		if (err)
-			return err;
-	}
-	for (i = 0, k = 0; i < n; i++) {
-		if (k < nz && w->msgs[k] == base + i * dbs)
-			memcpy(out + i * ds, w->dig2 + k++ * ds, ds);
-		else
-			memcpy(out + i * ds, t->zero_digest, ds);
-	}
-	return 0;
-}
-
 /* Digests of the overlay's data blocks in [b0, b1) replace the files'. */
 static int overlay_data(struct vt *t, struct vt_worker *w, uint64_t b0,
 			uint64_t b1, uint8_t *out)
@@ -278,42 +227,22 @@ int vt_overlay_hash(struct vt *t, uint8_t *buf, uint64_t first, uint64_t n)
 	return 0;
 }
 
-struct data_run {
-	struct vt *t;
-	struct vt_worker *w;
-	uint64_t b0;
-	uint8_t *out;
-};
-
-/* One run of vt_hash_data: a hole (the zero digest) or data blocks. */
-static int data_run(void *ctx, uint64_t off, uint64_t len, bool data)
-{
-	struct data_run *r = ctx;
-	struct vt *t = r->t;
-	uint64_t dbs = t->g.data_block_size, i;
-	uint64_t hs = off / dbs, he = (off + len + dbs - 1) / dbs;
-	size_t ds = t->g.digest_size;
-
-	if (data)
-		return hash_run(t, r->w, hs, he, r->out + (hs - r->b0) * ds);
-	for (i = hs; i < he; i++)
-		memcpy(r->out + (i - r->b0) * ds, t->zero_digest, ds);
-	r->w->zero_blocks += he - hs;
-	return 0;
-}
-
 int vt_hash_data(struct vt *t, unsigned int wid, uint64_t b0, uint64_t b1,
 		 uint8_t *out)
 {
-	struct data_run r = { .t = t, .w = &t->w[wid], .b0 = b0, .out = out };
-	uint64_t dbs = t->g.data_block_size;
+	struct vt_worker *w = &t->w[wid];
+	struct dmt_walk_blocks wb = {
+		.f = t->data, .size = UINT64_MAX, .bs = t->g.data_block_size,
+		.ds = t->g.digest_size, .zero_digest = t->zero_digest,
+		.h = w->hd, .io = w->io, .msgs = w->msgs, .dig = w->dig2,
+	};
 	int err;
 
-	err = dmt_walk_extents(t->data, b0 * dbs, b1 * dbs, (uint32_t)dbs,
-			       data_run, &r);
+	err = dmt_walk_hash_blocks(&wb, b0, b1, out);
+	w->zero_blocks += wb.zero_blocks;
 	if (err)
-		return err;
-	return t->p.overlay ? overlay_data(t, r.w, b0, b1, out) : 0;
+		return wb.read_failed ? vt_io(t, t->data, err) : err;
+	return t->p.overlay ? overlay_data(t, w, b0, b1, out) : 0;
 }
 
 int vt_hash_blocks(struct vt *t, unsigned int wid, const uint8_t *src,

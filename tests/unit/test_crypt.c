@@ -12,10 +12,13 @@
 #include <libcryptsetup.h>
 #define HAVE_LIBCRYPTSETUP 1
 #endif
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tests/support/helpers.h"
 #include <dmt/crypt.h>
@@ -558,6 +561,74 @@ Test(crypt, stream_file_to_file, .timeout = 60)
 	dmt_crypt_close(c);
 	free(pt);
 	free(want);
+	free(in);
+	free(out);
+	th_rmtree(dir);
+	free(dir);
+}
+
+/*
+ * A sparse input: the ciphertext of its holes is that of zeros (not
+ * zeros), and the holes were never read (none of their pages is in the
+ * page cache afterwards, where reading them would have put zero pages).
+ */
+Test(crypt, stream_sparse_input_holes_from_memory, .timeout = 60)
+{
+	char *dir = th_mkdtemp(), *in = th_path(dir, "in"),
+	     *out = th_path(dir, "out");
+	const size_t bytes = (40u << 20) + 1000, ss = 512, page = 4096;
+	const size_t padded = (bytes + ss - 1) / ss * ss;
+	uint8_t key[64], *pt = calloc(1, padded), *want = malloc(padded), *got;
+	unsigned char *vec = malloc(bytes / page + 1);
+	struct dmt_crypt_params p = { .cipher = "aes-xts-plain64", .key = key,
+				      .key_size = 64, .sector_size = ss };
+	struct dmt_file fi, fo;
+	struct dmt_crypt *c;
+	size_t len, resident = 0;
+	void *map;
+	int fd;
+
+	th_fill_random(key, sizeof(key), 3);
+	/* data at 3 MiB (unaligned length) and in the last bytes */
+	th_fill_random(pt + (3u << 20), 70000, 4);
+	th_fill_random(pt + bytes - 1000, 1000, 5);
+	fd = open(in, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	cr_assert_eq(ftruncate(fd, (off_t)bytes), 0);
+	cr_assert_eq(pwrite(fd, pt + (3u << 20), 70000, 3u << 20), 70000);
+	cr_assert_eq(pwrite(fd, pt + bytes - 1000, 1000, bytes - 1000), 1000);
+	cr_assert_eq(fsync(fd), 0);
+	cr_assert_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	cr_assert_eq(dmt_crypt_open(&c, &p, NULL), 0);
+	cr_assert_eq(dmt_crypt_encrypt(c, 0, padded / ss, pt, want), 0);
+	cr_assert_eq(dmt_file_open(&fi, in, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
+	struct dmt_crypt_stream s = { .in = &fi, .out = &fo, .bytes = bytes,
+				      .encrypt = true };
+	cr_assert_eq(dmt_crypt_stream_run(c, &s), 0);
+	dmt_file_close(&fo);
+	got = th_read_file(out, &len);
+	cr_assert_eq(len, padded);
+	cr_expect_eq(memcmp(got, want, padded), 0);
+	map = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+	cr_assert_neq(map, MAP_FAILED);
+	cr_assert_eq(mincore(map, bytes, vec), 0);
+	/* the pages of the hole from 8 MiB to 36 MiB */
+	for (size_t i = (8u << 20) / page; i < (36u << 20) / page; i++)
+		resident += vec[i] & 1;
+	cr_expect_eq(resident, 0, "%zu pages of the hole were read", resident);
+	munmap(map, bytes);
+	/* an input cut short after it was opened: not its holes as zeros */
+	cr_assert_eq(ftruncate(fd, (off_t)bytes - 5000), 0);
+	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_RW), 0);
+	cr_expect_eq(dmt_crypt_stream_run(c, &s), -ENODATA);
+	dmt_file_close(&fo);
+	close(fd);
+	dmt_file_close(&fi);
+	dmt_crypt_close(c);
+	free(got);
+	free(pt);
+	free(want);
+	free(vec);
 	free(in);
 	free(out);
 	th_rmtree(dir);

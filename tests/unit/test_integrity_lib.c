@@ -931,8 +931,9 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	cr_assert_eq(dmt_file_open(&payload, pay, DMT_OPEN_READ), 0);
 	o.payload = &payload;
 	o.threads = 1;
-	/* a 16 MiB unit that is all payload is read in one transfer: the
-	 * 3rd read is unit 2's first */
+	/* a unit that is all payload is read in one transfer: the 3rd read
+	 * is unit 2's first (8 MiB units: one thread has two workers, each
+	 * with half the memory budget) */
 	dmt_io_fault_set("payload-file", DMT_IO_READ, 3, EIO, false);
 	cr_assert_eq(dmt_integrity_format(&o, &r), -EIO);
 	dmt_io_fault_clear();
@@ -945,7 +946,7 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	cr_assert_eq(read_sb(img, &sb), 0);
 	cr_expect(sb.flags & DMT_INTEGRITY_SB_RECALCULATING);
 	cr_expect_eq(sb.version, 5);
-	cr_expect_eq(sb.recalc_sector, 65536);
+	cr_expect_eq(sb.recalc_sector, 32768);
 	/* tags before recalc_sector are valid: check passes up to there */
 	opts_init(&o, &meta, img);
 	cr_assert_eq(dmt_integrity_check(&o, &r), 0, "reason %d", r.reason.code);

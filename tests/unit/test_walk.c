@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
  * The walk of the bulk passes (suite "walk", lib/common/walk.c): hole
- * splitting, windows and their hooks, progress totals, cancellation in
- * the middle of a pass, and the first error in item order (with faults
- * injected through lib/common/testhooks.h).
+ * splitting and the prints of hole maps, data blocks hashed around holes
+ * and zero blocks, zero-subtree digests, the memory budget's shares,
+ * windows and their hooks, progress totals, cancellation in the middle of
+ * a pass, and the first error in item order (with faults injected through
+ * lib/common/testhooks.h).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <dmt/hash.h>
 #include <dmt/io.h>
 #include "lib/common/testhooks.h"
 #include "lib/common/walk.h"
@@ -110,6 +114,155 @@ Test(walk, extents_split_holes, .init = setup, .fini = teardown)
 	free(p);
 }
 
+static int no_run(void *ctx, uint64_t off, uint64_t len, bool data)
+{
+	return 0;
+}
+
+/* A 64 KiB file: data, a 4 KiB hole, data, then a hole to the end. */
+static char *small_holes_file(struct dmt_file *f)
+{
+	char *p = th_path(dir, "inner");
+	uint8_t blk[4096];
+	int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	th_fill_random(blk, sizeof(blk), 5);
+	cr_assert_eq(ftruncate(fd, 65536), 0);
+	cr_assert_eq(pwrite(fd, blk, 4096, 0), 4096);
+	cr_assert_eq(pwrite(fd, blk, 4096, 8192), 4096);
+	fsync(fd);
+	close(fd);
+	cr_assert_eq(dmt_file_open(f, p, DMT_OPEN_READ), 0);
+	return p;
+}
+
+/* A hole inside a big block leaves the block data but is in the print,
+ * and prints of a range add up however it is cut at block edges. */
+Test(walk, extents_see_holes_inside_blocks, .init = setup, .fini = teardown)
+{
+	struct dmt_hole_print whole = { 0 }, parts = { 0 }, by_hand = { 0 };
+	struct dmt_file f;
+	struct runs r = { 0 };
+	char *p = small_holes_file(&f);
+
+	if (!fs_has_holes(p) && lseek(f.fd, 4096, SEEK_HOLE) != 4096)
+		cr_skip("the file system reports no holes");
+	cr_assert_eq(dmt_walk_extents_print(&f, 0, 65536, 32768, collect, &r,
+					    &whole), 0);
+	cr_assert_eq(r.n, 2);
+	cr_expect(r.data[0] && r.off[0] == 0 && r.len[0] == 32768);
+	cr_expect(!r.data[1] && r.off[1] == 32768 && r.len[1] == 32768);
+	dmt_hole_print_add(&by_hand, 4096, 4096);
+	dmt_hole_print_add(&by_hand, 12288, 65536 - 12288);
+	cr_expect(dmt_hole_print_equal(&whole, &by_hand),
+		  "print %lu/%lu", (unsigned long)whole.bytes,
+		  (unsigned long)whole.sum);
+	for (uint64_t at = 0; at < 65536; at += 4096)
+		cr_assert_eq(dmt_walk_extents_print(&f, at, at + 4096, 4096,
+						    no_run, NULL, &parts), 0);
+	cr_expect(dmt_hole_print_equal(&whole, &parts));
+	/* as many hole bytes elsewhere: another print */
+	by_hand = (struct dmt_hole_print){ 0 };
+	dmt_hole_print_add(&by_hand, 0, 4096);
+	dmt_hole_print_add(&by_hand, 12288, 65536 - 12288);
+	cr_expect(!dmt_hole_print_equal(&whole, &by_hand));
+	dmt_file_close(&f);
+	free(p);
+}
+
+/* dmt_walk_hash_blocks == reading and hashing every block (holes, a
+ * written zero block, a last block past the size zero-padded). */
+Test(walk, hash_blocks_around_holes_and_zeros, .init = setup,
+     .fini = teardown)
+{
+	struct dmt_hasher_params hp = { .alg = "sha256", .msg_size = 4096 };
+	uint8_t *io = aligned_alloc(4096, 16 * 4096), *want = malloc(16 * 32);
+	uint8_t *got = malloc(16 * 32), *blk = calloc(1, 4096), zd[32];
+	const uint8_t *msgs[16];
+	uint8_t dig[16 * 32];
+	struct dmt_hasher *h;
+	struct dmt_file f;
+	char *p = small_holes_file(&f);
+	uint64_t size = 65536 - 100;
+	int fd = open(p, O_RDWR);
+
+	/* a zero block written over data, and the size cut short */
+	cr_assert_eq(pwrite(fd, blk, 4096, 8192), 4096);
+	cr_assert_eq(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+	cr_assert_eq(dmt_hasher_new(&hp, &h), 0);
+	cr_assert_eq(dmt_zero_tree(h, 4096, NULL, 0, 32, 0, 0, 0, zd), 0);
+	for (unsigned int i = 0; i < 16; i++) {
+		size_t have = i * 4096 + 4096 > size ? size - i * 4096 : 4096;
+
+		memset(blk, 0, 4096);
+		cr_assert_eq(dmt_pread_full(&f, blk, have, i * 4096), 0);
+		cr_assert_eq(dmt_hasher_digest_strided(h, 1, blk, 4096, NULL,
+						       want + i * 32), 0);
+	}
+	for (unsigned int split = 1; split <= 16; split *= 4) {
+		struct dmt_walk_blocks wb = {
+			.f = &f, .size = size, .bs = 4096, .ds = 32,
+			.zero_digest = zd, .h = h, .io = io, .msgs = msgs,
+			.dig = dig };
+
+		for (unsigned int b = 0; b < 16; b += split)
+			cr_assert_eq(dmt_walk_hash_blocks(&wb, b, b + split,
+							  got + b * 32), 0);
+		cr_assert_eq(memcmp(got, want, 16 * 32), 0, "split %u", split);
+		/* block 2 (written zeros) at least, the holes if seen */
+		cr_expect_geq(wb.zero_blocks, 1);
+		cr_expect(!wb.read_failed);
+	}
+	dmt_hasher_free(h);
+	dmt_file_close(&f);
+	free(io);
+	free(want);
+	free(got);
+	free(blk);
+	free(p);
+}
+
+/* z[i + 1] is the digest of a block of per slots of z[i], zero-padded
+ * (slots wider than the digest, as verity format 1 pads them). */
+Test(walk, zero_tree_digests)
+{
+	struct dmt_hasher_params hp = { .alg = "sha256", .msg_size = 1024 };
+	struct dmt_hasher *h;
+	uint8_t z[4 * 32], blk[1024], d[32];
+
+	cr_assert_eq(dmt_hasher_new(&hp, &h), 0);
+	cr_assert_eq(dmt_zero_tree(h, 1024, h, 1024, 32, 40, 25, 3, z), 0);
+	memset(blk, 0, sizeof(blk));
+	cr_assert_eq(dmt_hasher_digest_strided(h, 1, blk, 1024, NULL, d), 0);
+	cr_expect_eq(memcmp(d, z, 32), 0);
+	for (int i = 0; i < 3; i++) {
+		memset(blk, 0, sizeof(blk));
+		for (int k = 0; k < 25; k++)
+			memcpy(blk + k * 40, z + i * 32, 32);
+		cr_assert_eq(dmt_hasher_digest_strided(h, 1, blk, 1024, NULL,
+						       d), 0);
+		cr_expect_eq(memcmp(d, z + (i + 1) * 32, 32), 0, "level %d",
+			     i + 1);
+	}
+	dmt_hasher_free(h);
+}
+
+Test(walk, budget_shares)
+{
+	/* a thread's share, at least a block, at most an item */
+	cr_expect_eq(dmt_walk_share(32u << 20, 2, 4096, 4096, 1u << 20),
+		     1u << 20);
+	cr_expect_eq(dmt_walk_share(32u << 20, 256, 4096, 4096, 1u << 20),
+		     128u << 10);
+	cr_expect_eq(dmt_walk_share(32u << 20, 100000, 65536, 65536,
+				    1u << 20), 65536);
+	cr_expect_eq(dmt_walk_share(32u << 20, 3, 4096, 4096, UINT64_MAX),
+		     ((32u << 20) / 3) & ~4095ull);
+	cr_expect_eq(dmt_walk_share(32u << 20, 0, 1, 1, UINT64_MAX),
+		     32u << 20);
+}
+
 /* ---- windows, hand-out and progress ---- */
 
 #define N_ITEMS 1000
@@ -123,6 +276,7 @@ struct seen {
 	uint64_t window;	/* 0: one window */
 	uint64_t progress_calls, last_done, cancel_after;
 	bool after_cancel;
+	uint64_t unfinished;	/* dmt_walk_unfinished() after the run */
 };
 
 static int visit(void *ctx, unsigned int worker, uint64_t b, uint64_t e)
@@ -196,6 +350,7 @@ static void run(struct seen *s, unsigned int threads, int *ret)
 	w.step = 4096;
 	s->w = &w;
 	*ret = dmt_walk_run(&w, &pass);
+	s->unfinished = dmt_walk_unfinished(&w);
 	if (s->after_cancel)
 		cr_expect_eq(dmt_walk_progress(&w, 1), -EINTR,
 			     "still cancelled afterwards");
@@ -219,6 +374,7 @@ Test(walk, windows_and_progress_totals)
 			     "the last report is the total");
 		/* every 4096 bytes, and the end */
 		cr_expect_eq(s->progress_calls, N_ITEMS * 512 / 4096);
+		cr_expect_eq(s->unfinished, UINT64_MAX, "every item finished");
 		free(s);
 	}
 }
@@ -240,6 +396,12 @@ Test(walk, cancel_mid_walk)
 		cr_expect_geq(ran, 300);
 		cr_expect_lt(ran, 500, "the walk went on after the cancel");
 		cr_expect_lt(s->windows, 5);
+		/* where to resume: everything below it ran */
+		cr_expect_leq(s->unfinished, ran);
+		for (uint64_t i = 0; i < s->unfinished; i++)
+			cr_assert_eq(s->visits[i], 1, "item %lu below the "
+				     "unfinished one did not run",
+				     (unsigned long)i);
 		free(s);
 	}
 }
@@ -263,6 +425,10 @@ Test(walk, first_error_in_item_order)
 			cr_assert_eq(s->visits[i], 1,
 				     "item %d below the failure did not run", i);
 		cr_assert_eq(s->visits[800], 0);
+		/* the failing item's chunk (7 items) may not have finished */
+		cr_expect(s->unfinished <= 370 && s->unfinished > 370 - 7,
+			  "resume at the failure's chunk, not %lu",
+			  (unsigned long)s->unfinished);
 		free(s);
 	}
 }

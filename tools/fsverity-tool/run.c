@@ -95,9 +95,10 @@ int fvt_entry_exit(const struct fvt_entry *e)
 {
 	if (is_dir_error(e))
 		return TOOL_EXIT_USAGE;
-	/* not a regular file, size changed: a file problem */
+	/* not a regular file, changed while read: a file problem */
 	if (e->why || e->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR ||
-	    e->reason.code == DMT_REASON_FSVERITY_SIZE_CHANGED)
+	    e->reason.code == DMT_REASON_FSVERITY_SIZE_CHANGED ||
+	    e->reason.code == DMT_REASON_FSVERITY_CHANGED)
 		return TOOL_EXIT_DEVICE;
 	return tool_exit_code(e->err);
 }
@@ -113,6 +114,9 @@ static void error_text(const struct fvt_entry *e, char *buf, size_t size)
 			 "the file changed size while it was read "
 			 "(%llu bytes when opened); no digest",
 			 (unsigned long long)e->reason.value);
+	else if (e->reason.code == DMT_REASON_FSVERITY_CHANGED)
+		snprintf(buf, size,
+			 "the file changed while it was read; no digest");
 	else if (e->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR)
 		snprintf(buf, size, "not a regular file");
 	else

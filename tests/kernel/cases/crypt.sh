@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # dm-crypt cases (crypt-tool; cryptsetup in the guest).
-#  crypt-luks2-* / crypt-plain-*  forward: crypt-tool format --data-from on
+#  crypt-luks2-* / crypt-plain-*  forward (also of sparse payloads):
+#               crypt-tool format --data-from on
 #               the host; the guest maps the image with `cryptsetup open`
 #               (LUKS2 from its header, plain with the line format printed),
 #               checks the mapped size and reads back exactly the payload.
@@ -77,11 +78,13 @@ EOF
 #   header=1          LUKS2 detached header
 #   rev=1             the kernel writes the payload; crypt-tool decrypts it
 #   dmg=primary|both|keyslot
+#   sparse=1          the payload is mostly holes (crypt-tool reads only its
+#                     data; the holes must still be encrypted zeros)
 ct_case() {
-	local type=luks2 opts="" size=1048576 key=file header="" rev="" dmg="" kv
+	local type=luks2 opts="" size=1048576 key=file header="" rev="" dmg="" sparse="" kv
 	for kv in "$@"; do
 		case "$kv" in
-		type=* | opts=* | size=* | key=* | header=* | rev=* | dmg=*) local "${kv%%=*}=${kv#*=}" ;;
+		type=* | opts=* | size=* | key=* | header=* | rev=* | dmg=* | sparse=*) local "${kv%%=*}=${kv#*=}" ;;
 		*) fail "harness: bad ct_case argument $kv" ;;
 		esac
 	done
@@ -92,6 +95,13 @@ ct_case() {
 	if [ "$rev" = 1 ]; then
 		head -c 4096 /dev/zero >payload.bin
 		fmt+=(--device-size "$((size + 2097152))")
+	elif [ "$sparse" = 1 ]; then
+		# holes over whole 8 MiB chunks and inside them, data off the
+		# sector grid, a size that is no whole sector
+		truncate -s "$size" payload.bin
+		head -c 70000 /dev/urandom | dd of=payload.bin bs=1 seek=3145731 conv=notrunc status=none
+		head -c 1048576 /dev/urandom | dd of=payload.bin bs=1M seek=17 conv=notrunc status=none
+		head -c 1000 /dev/urandom | dd of=payload.bin bs=1 seek=$((size - 1000)) conv=notrunc status=none
 	else
 		mkrand payload.bin "$size"
 	fi
@@ -209,6 +219,9 @@ kcase crypt-plain-hash-4096 ct_case type=plain key=stdin opts="--hash sha256 --s
 kcase crypt-plain-essiv ct_case type=plain opts="--cipher aes-cbc-essiv:sha256 --key-size 256 --offset 3 --skip 7"
 kcase crypt-plain-cbc-large ct_case type=plain opts="--cipher aes-cbc-plain64 --key-size 128 --sector-size 4096 --iv-large-sectors --skip 8"
 kcase crypt-plain-xts-plain ct_case type=plain key=stdin opts="--hash sha512 --cipher aes-xts-plain --key-size 256"
+# A sparse payload (issue 26): its holes are never read, still encrypted.
+kcase crypt-luks2-sparse ct_case sparse=1 size=$((40 * 1048576 + 777)) opts="$CT_CHEAP"
+kcase crypt-plain-sparse ct_case sparse=1 type=plain size=$((40 * 1048576 + 777)) opts="--cipher aes-xts-plain64 --key-size 512 --sector-size 4096"
 # --hash plain (issue 27): the 22-byte passphrase zero-padded, cut, or plain:N
 kcase crypt-plain-hashplain-pad ct_case type=plain key=line opts="--hash plain --cipher aes-cbc-essiv:sha256 --key-size 256"
 kcase crypt-plain-hashplain-cut ct_case type=plain key=line opts="--hash plain --cipher aes-cbc-plain64 --key-size 128"
