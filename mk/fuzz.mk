@@ -7,8 +7,9 @@
 #   $(FUZZ_O)/fuzz/fuzz_<target> <file>
 # `make -j2 fuzz-smoke` runs two targets at a time.
 # `make fuzz-luks2` runs the structure-aware LUKS2 JSON target for
-# FUZZ_LUKS2_SECONDS (150, CI); `make fuzz-luks2-coverage` replays its
-# corpus through a clang coverage build and reports lib/crypt/luks2*.c.
+# FUZZ_LUKS2_SECONDS (default 150; .ci/run passes 120); `make
+# fuzz-luks2-coverage` replays its corpus through a clang coverage build
+# and reports lib/crypt/luks2*.c.
 
 FUZZ_O ?= build-fuzz
 FUZZ_CC ?= clang
