@@ -5,7 +5,8 @@
 # against the in-tree runner (tests/runner) instead of Criterion, which has
 # no s390x package and re-executes itself (fails under qemu-user).  The
 # runs set DMT_TEST_REDUCED=1: the tests shrink their vectors (emulation
-# hashes ~10x slower) but keep every case.
+# hashes ~10x slower) but keep every case; and DMT_TEST_EMULATED=1: what
+# measures the tools' own processes (peak RSS: here qemu's) skips.
 #
 # Usage: cross-check.sh ARCH...   (ARCH: s390x, arm64)
 # Environment: MAKE, CROSS_JOBS (build and test -j, default nproc),
@@ -96,7 +97,7 @@ run() {
 	start=$(date +%s)
 	timeout -s KILL "$run_timeout" env $extra_env \
 		QEMU_CPU="$cpu" DMT_BUILD="$run_dir" DMT_SRC="$src" \
-		DMT_TEST_REDUCED=1 DMT_TEST_TIMEOUT_SCALE=20 \
+		DMT_TEST_REDUCED=1 DMT_TEST_TIMEOUT_SCALE=20 DMT_TEST_EMULATED=1 \
 		DMT_TEST_S390_EXPECT="$expect" \
 		"qemu-$qarch" "$O/tests/unit-tests" -j"$jobs" --verbose \
 		--timeout="$test_cap" "$@" \
