@@ -518,9 +518,12 @@ static int layout_trees(struct dmt_fsverity_batch *b, struct bworker *bw)
 	}
 	if (scratch)
 		memset(bw->tree, 0, scratch);
+	/* no scratch at all (every pending file is one block): no tree,
+	 * and no offset from a NULL buffer */
 	for (i = 0; i < bw->npend; i++)
 		bw->pend_tree[i] = bw->pend[i]->tree ? bw->pend[i]->tree
-						     : bw->tree + off[i];
+				   : bw->tree	     ? bw->tree + off[i]
+						     : NULL;
 	return 0;
 }
 
