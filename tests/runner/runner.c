@@ -253,7 +253,7 @@ void cri_arr(int abort_test, int want_equal, const char *file,
 
 /* ---- running ---- */
 
-#define MAX_FILTERS 16
+#define MAX_FILTERS 64
 
 struct opts {
 	const char *filter[MAX_FILTERS];	/* any may match */
