@@ -29,6 +29,9 @@
 #include <dmt/reason.h>
 #include "tests/support/helpers.h"
 
+/* helpers of the oracle tests (libfsverity): unused in builds without it */
+#define ORACLE_ONLY __attribute__((unused))
+
 #ifdef DMT_HAVE_LIBFSVERITY
 #include <libfsverity.h>
 #endif
@@ -180,7 +183,8 @@ static int one_done(void *ctx, const struct dmt_fsverity_result *res)
 
 /* Ours: the batch with the file's fd (over a worker's buffer: the
  * streamed one-file path, alone or with every worker). */
-static void ours(const struct spec *s, const char *path, struct out *o)
+static ORACLE_ONLY void ours(const struct spec *s, const char *path,
+			     struct out *o)
 {
 	struct dmt_fsverity_metadata_callbacks cb = {o, out_size, out_block,
 						     out_desc};
@@ -204,7 +208,7 @@ static void ours(const struct spec *s, const char *path, struct out *o)
 	close(f.fd);
 }
 
-static void out_free(struct out *o)
+static ORACLE_ONLY void out_free(struct out *o)
 {
 	free(o->tree);
 	o->tree = NULL;
@@ -264,7 +268,7 @@ static bool have_oracle(void)
 #endif
 }
 
-static const uint8_t salt32[32] = {1, 2,  3,  4,  5,  6,  7,  8,
+static const uint8_t salt32[32] ORACLE_ONLY = {1, 2,  3,  4,  5,  6,  7,  8,
 				   9, 10, 11, 12, 13, 14, 15, 16};
 
 /* Layout l against the oracle for every block size and hash, with and
@@ -485,7 +489,7 @@ struct puncher {
 	unsigned int seed;
 };
 
-static void *punch_thread(void *arg)
+static ORACLE_ONLY void *punch_thread(void *arg)
 {
 	struct puncher *p = arg;
 	int fd = open(p->path, O_RDWR);
