@@ -14,7 +14,7 @@
 # 0, one after the other: measured faster on 2 cores, 300 s against 326 s
 # with CROSS_JOBS=1 and 353 s with -j2 each), CROSS_BUILD (build directory
 # prefix, default build-: build-s390x/, build-arm64/),
-# CROSS_TIMEOUT (seconds per emulated run, default 600), CROSS_TEST_CAP
+# CROSS_TIMEOUT (seconds per emulated run, default 900), CROSS_TEST_CAP
 # (seconds per test, default 180: a slower test fails instead of eating the
 # run), and CROSS_TEST_FLAGS (extra runner flags for the full-suite runs,
 # e.g. --filter=...).
@@ -35,7 +35,7 @@
 set -u
 MAKE=${MAKE:-make}
 jobs=${CROSS_JOBS:-$(nproc 2>/dev/null || echo 2)}
-run_timeout=${CROSS_TIMEOUT:-600}
+run_timeout=${CROSS_TIMEOUT:-900}
 test_cap=${CROSS_TEST_CAP:-180}
 prefix=${CROSS_BUILD:-build-}
 extra_env=
