@@ -18,7 +18,7 @@
 #include <dmt/integrity.h>
 #include <dmt/io.h>
 #include "tests/support/integrity_oracle.h"
-#include "tools/common/tool-common.h"
+#include "tools/common/hex.h"
 
 static const uint8_t salt16[16] = { 0, 1, 2, 3, 4, 5, 6, 7,
 				    8, 9, 10, 11, 12, 13, 14, 15 };

@@ -7,6 +7,10 @@
  * --json error object, -v's last line).
  */
 #include "tools/common/cli.h"
+#include "tools/common/engine.h"
+#include "tools/common/json.h"
+#include "tools/common/parse.h"
+#include "tools/common/progress.h"
 
 #include <errno.h>
 #include <inttypes.h>

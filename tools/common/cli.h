@@ -35,7 +35,10 @@
 
 #include <dmt/reason.h>
 
-#include "tools/common/tool-common.h"
+#include <dmt/hash.h>	/* DMT_ENGINE_ENV */
+
+#include "tools/common/exit.h"
+#include "tools/common/msg.h"
 
 struct cli;
 
@@ -160,32 +163,7 @@ int cli_option_index(const struct cli_tool *t, const char *name);
 /* The option that fills a library field, as "--name" (NULL: none). */
 const char *cli_field_option(const struct cli_tool *t, const char *field);
 
-/* Prints a JSON object on stdout (and frees it); marks the result done. */
-struct json_object;
-void cli_json_print(struct cli *c, struct json_object *j);
-void cli_json_add_u64(struct json_object *j, const char *k, uint64_t v);
-/* Every string of every JSON output: v as it is when it is valid UTF-8,
- * else with U+FFFD for each invalid byte plus "<k>_b64", the exact bytes
- * in base64 (v NULL: null). */
-void cli_json_add_str(struct json_object *j, const char *k, const char *v);
-bool cli_utf8_valid(const char *s);
-void cli_json_add_bool(struct json_object *j, const char *k, bool v);
-/* {"error": {"message": ..., "exit_code": N[, "reason": ..., "field":
- * ...]}} for a failure (the first error message of the run). */
-struct json_object *cli_json_error(const struct cli_tool *t,
-				   const char *message, int exit_code,
-				   const struct dmt_reason *r);
-
-/* ---- messages: one style for all tools ---- */
-
-/* "option --%s is not allowed with the %s command" and friends. */
-void cli_msg_not_allowed(const char *opt, const char *cmd);
-void cli_msg_unknown_command(const struct cli_tool *t, const char *cmd);
-void cli_msg_no_command(const struct cli_tool *t);
-void cli_msg_arg_count(const struct cli_tool *t,
-		       const struct cli_command *cmd, int nargs);
-/* "<cmd>: this tool does not map devices; <map_hint>" */
-void cli_msg_maps_devices(const struct cli_tool *t, const char *cmd);
+/* ---- reasons: library fields named as the tool's options ---- */
 
 /*
  * A reason as one line (no tool name, no newline), library field names
@@ -211,14 +189,5 @@ const char *cli_reason_code_name(int code);
  * prints the warning and goes on (true): never blocks a pipeline.
  */
 bool cli_confirm(const struct cli *c, const char *warning);
-
-/* "thread" for 1, "threads" otherwise (the word after a count). */
-const char *cli_plural(uint64_t n, const char *one, const char *many);
-
-/* First error message of this run (for the --json error object). */
-const char *tool_first_error(void);
-void tool_reset_messages(void);
-/* Warnings: always shown, "tool: warning: ..." on stderr. */
-void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* DMT_TOOLS_CLI_H */

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* Engine selection (--engine, $DMT_ENGINE, --list-engines) and the
  * default thread count. */
-#include "tools/common/tool-common.h"
+#include "tools/common/engine.h"
+
+#include "tools/common/exit.h"
+#include "tools/common/msg.h"
 
 #include <errno.h>
 #include <stdio.h>

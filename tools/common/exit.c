@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* One mapping from the library's negative errno to the exit codes of
- * every tool (the table is in tool-common.h). */
-#include "tools/common/tool-common.h"
+ * every tool (the table is in exit.h). */
+#include "tools/common/exit.h"
 
 #include <errno.h>
 

@@ -11,6 +11,8 @@
  * appended, holds the exact bytes in base64 (RFC 4648, padded).
  */
 #include "tools/common/cli.h"
+#include "tools/common/json.h"
+#include "tools/common/progress.h"
 
 #include <json-c/json.h>
 #include <stdio.h>

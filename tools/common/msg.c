@@ -6,6 +6,7 @@
  * --json error object.
  */
 #include "tools/common/cli.h"
+#include "tools/common/progress.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,6 +2,8 @@
 /* The one progress printer (cryptsetup's line, --progress-frequency
  * lines, --progress-json objects) and the signals that interrupt it. */
 #include "tools/common/cli.h"
+#include "tools/common/json.h"
+#include "tools/common/progress.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@
 #include <dmt/crypt.h>
 #include <dmt/io.h>
 
-#include "tools/common/tool-common.h"
+#include "tools/common/msg.h"
 
 struct reader {
 	const struct tool_secret_src *src;
@@ -295,5 +296,49 @@ int tool_read_passphrase_line(const char *path, struct tool_secret *out)
 		tool_secret_free(out);
 		err = -EINVAL;
 	}
+	return err;
+}
+
+/* Not a secret: plain memory, the library's I/O. */
+int tool_read_small_file(const char *path, size_t want, size_t max,
+			 uint8_t **out, size_t *len)
+{
+	struct dmt_file f;
+	uint64_t size;
+	uint8_t *buf = NULL;
+	size_t n;
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	err = dmt_file_open(&f, path, DMT_OPEN_READ);
+	if (err)
+		return err;
+	err = dmt_file_size(&f, &size);
+	if (err)
+		goto out;
+	n = want ? want : (size_t)size;
+	if (size < n) {
+		err = -ENODATA;
+		goto out;
+	}
+	if (!n || n > max) {
+		err = -EINVAL;
+		goto out;
+	}
+	buf = malloc(n);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = dmt_pread_full(&f, buf, n, 0);
+	if (err)
+		goto out;
+	*out = buf;
+	*len = n;
+	buf = NULL;
+out:
+	free(buf);
+	dmt_file_close(&f);
 	return err;
 }

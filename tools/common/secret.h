@@ -60,4 +60,10 @@ void tool_secret_free(struct tool_secret *s);
 #define TOOL_PASSPHRASE_LINE_MAX 1024
 int tool_read_passphrase_line(const char *path, struct tool_secret *out);
 
+/* A small input that is not secret (a signature, a root hash file): at
+ * most max bytes, exactly want bytes when want != 0 (-ENODATA when the
+ * file is shorter, -EINVAL when empty or too long).  *out is malloc'ed. */
+int tool_read_small_file(const char *path, size_t want, size_t max,
+			 uint8_t **out, size_t *len);
+
 #endif /* DMT_TOOLS_SECRET_H */

@@ -17,6 +17,9 @@
 #include <dmt/reason.h>
 
 #include "tools/common/cli.h"
+#include "tools/common/json.h"
+#include "tools/common/parse.h"
+#include "tools/common/progress.h"
 #include "tools/common/secret.h"
 
 enum ct_cmd {

@@ -30,11 +30,11 @@ struct json_object *fvt_entry_json(struct cli *c, const struct fvt_entry *e)
 		j, "algorithm",
 		dmt_fsverity_hash_alg_name(o->digest.digest_algorithm));
 	cli_json_add_u64(j, "block_size", f->p.block_size);
-	fvt_hex(f->salt, f->salt_len, salt);
+	tool_hex(f->salt, f->salt_len, salt);
 	cli_json_add_str(j, "salt", salt);
-	fvt_hex(o->digest.digest, o->digest.digest_size, hex);
+	tool_hex(o->digest.digest, o->digest.digest_size, hex);
 	cli_json_add_str(j, "digest", hex);
-	fvt_hex(fmt, fmt_len, hex);
+	tool_hex(fmt, fmt_len, hex);
 	cli_json_add_str(j, "formatted_digest", hex);
 	return j;
 }
@@ -63,9 +63,9 @@ static int print_digest(struct cli *c, struct fvt_entry *e)
 	if (cli_given(c, O_FOR_BUILTIN_SIG)) {
 		size_t n = dmt_fsverity_format_digest(&o->digest, fmt);
 
-		fvt_hex(fmt, n, hex);
+		tool_hex(fmt, n, hex);
 	} else {
-		fvt_hex(o->digest.digest, o->digest.digest_size, hex);
+		tool_hex(o->digest.digest, o->digest.digest_size, hex);
 	}
 	if (cli_given(c, O_COMPACT))
 		printf("%s\n", hex);

@@ -18,6 +18,11 @@
 #include <dmt/sign.h>
 
 #include "tools/common/cli.h"
+#include "tools/common/engine.h"
+#include "tools/common/hex.h"
+#include "tools/common/json.h"
+#include "tools/common/parse.h"
+#include "tools/common/progress.h"
 #include "tools/common/secret.h"
 
 enum fvt_cmd { CMD_DIGEST, CMD_SIGN, CMD_COUNT };
@@ -178,7 +183,6 @@ int fvt_out_dir_path(const char *dir, const char *rel, const char *suffix,
 int fvt_joint_outputs(struct cli *c);
 int fvt_out_dir_callbacks(struct cli *c, struct fvt_entry *e);
 int fvt_out_dir_finish(struct cli *c, struct fvt_entry *e, bool ok);
-void fvt_hex(const uint8_t *p, size_t len, char *out);
 
 /* digest.c: an entry's digest as JSON; one JSON line on stdout. */
 struct json_object;

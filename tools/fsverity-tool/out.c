@@ -20,17 +20,6 @@
 #include "tools/common/outfile.h"
 #include "tools/fsverity-tool/fvt.h"
 
-void fvt_hex(const uint8_t *p, size_t len, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[p[i] >> 4];
-		out[2 * i + 1] = digits[p[i] & 15];
-	}
-	out[2 * len] = 0;
-}
-
 void fvt_out_init(struct fvt_out *o)
 {
 	dmt_file_init(&o->f);

@@ -21,40 +21,8 @@
 #include <dmt/sign.h>
 #include <dmt/threads.h>
 
+#include "tools/common/sign.h"
 #include "tools/fsverity-tool/fvt.h"
-
-static int sign_error(const char *key, const char *cert, bool pass, int err)
-{
-	if (tool_verbosity >= 2)
-		ERR_print_errors_fp(stderr);
-	ERR_clear_error();
-	switch (err) {
-	case -ENOKEY:
-		tool_err(
-			"%s, %s: no usable private key or certificate found "
-			"(%s)",
-			key, cert,
-			!strcmp(key, cert)
-				? "--cert defaults to the key file; give --cert"
-			: pass ? "wrong passphrase?"
-			       : "an encrypted key needs "
-				 "--key-passphrase-file");
-		return TOOL_EXIT_DEVICE;
-	case -ENOTSUP:
-		tool_err("%s, %s: no OpenSSL loader or provider handles this "
-			 "URI",
-			 key, cert);
-		return TOOL_EXIT_USAGE;
-	case -EINVAL:
-		tool_err("%s, %s: the key and the certificate do not match, or "
-			 "the key cannot sign PKCS#7",
-			 key, cert);
-		return TOOL_EXIT_USAGE;
-	default:
-		tool_err_errno(key, "cannot load", err);
-		return tool_exit_code(err);
-	}
-}
 
 /* The passphrase as OpenSSL takes it (NULL: none given). */
 static const char *pass_of(const struct fvt *f)
@@ -72,6 +40,18 @@ static const char *cert_of(struct cli *c)
 	return cli_given(c, O_CERT) ? cli_str(c, O_CERT) : cli_str(c, O_KEY);
 }
 
+/* The key or certificate did not load or sign (tools/common/sign.h). */
+static int sign_error(struct cli *c, int err)
+{
+	struct tool_sign_load l = {
+		.key = key_of(c), .cert = cert_of(c),
+		.pass = pass_of(fvt_of(c)) != NULL,
+		.cert_opt = cli_given(c, O_CERT) ? NULL : "--cert",
+	};
+
+	return tool_sign_error(&l, err);
+}
+
 static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
 		      size_t *sig_len)
 {
@@ -82,7 +62,7 @@ static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
 
 	if (err) {
 		f->stop = true; /* the same key fails for every file */
-		return sign_error(key_of(c), cert_of(c), pass_of(f) != NULL, err);
+		return sign_error(c, err);
 	}
 	return 0;
 }
@@ -153,7 +133,7 @@ static int sign_output(struct cli *c, struct fvt_entry *e, const uint8_t *sig,
 	}
 	if (!err && fvt_out_is_open(&f->manifest))
 		err = manifest_line(c, e, sig, len);
-	fvt_hex(o->digest.digest, o->digest.digest_size, hex);
+	tool_hex(o->digest.digest, o->digest.digest_size, hex);
 	if (!err && c->json) {
 		struct json_object *j = fvt_entry_json(c, e);
 		char *b64 = base64(sig, len);
@@ -251,8 +231,7 @@ static int sign_window(struct sign_job *j, size_t n, unsigned int threads)
 
 	if (err) {
 		f->stop = true;
-		return sign_error(key_of(j->c), cert_of(j->c), pass_of(f) != NULL,
-				  err);
+		return sign_error(j->c, err);
 	}
 	for (size_t i = 0; i < n; i++) {
 		int rc = signable(f, &j->e[i])
@@ -359,7 +338,7 @@ static int load_key(struct cli *c)
 	int err = dmt_signer_new(key_of(c), cert_of(c), pass_of(f), &f->signer);
 
 	if (err)
-		return sign_error(key_of(c), cert_of(c), pass_of(f) != NULL, err);
+		return sign_error(c, err);
 	err = sign_bytes(c, "probe", 5, &sig, &len);
 	free(sig);
 	return err;

@@ -14,6 +14,11 @@
 #include <dmt/reason.h>
 
 #include "tools/common/cli.h"
+#include "tools/common/engine.h"
+#include "tools/common/hex.h"
+#include "tools/common/json.h"
+#include "tools/common/parse.h"
+#include "tools/common/progress.h"
 #include "tools/common/secret.h"
 
 #define IT_MAX_KEY_SIZE 4096

@@ -13,7 +13,6 @@
 
 #include <dmt/io.h>
 
-#include "tools/common/secret.h"
 #include "tools/integrity-tool/it.h"
 
 static int sector_and_tag(struct cli *c, struct dmt_integrity_layout *l)

@@ -176,7 +176,7 @@ static int write_outputs(struct vt *c, struct files *f,
 	size_t sig_len = 0;
 	int rc = 0, i;
 
-	hex(res->root_hash, res->root_hash_size, root_hex);
+	tool_hex(res->root_hash, res->root_hash_size, root_hex);
 	if (GIVEN(c, OPT_SIGN_KEY))
 		rc = sign_root(c, root_hex, &sig, &sig_len);
 	for (i = 0; i < OUT_N && !rc; i++) {

@@ -88,7 +88,7 @@ static void report_json(const struct check_ctx *k, bool ok)
 	struct json_object *o = json_params(c, g), *b;
 	char root[2 * DMT_DIGEST_MAX + 1];
 
-	hex(rep->root_hash, rep->root_hash_size, root);
+	tool_hex(rep->root_hash, rep->root_hash_size, root);
 	cli_json_add_bool(o, "verified", ok);
 	cli_json_add_str(o, "root_hash", root);
 	cli_json_add_bool(o, "root_hash_ok", rep->root_ok);

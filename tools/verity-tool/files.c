@@ -273,7 +273,7 @@ int write_root_file(struct dmt_file *rf, const uint8_t *root,
 {
 	char text[2 * DMT_DIGEST_MAX + 1];
 
-	hex(root, ds, text);
+	tool_hex(root, ds, text);
 	return write_out(rf, text, 2 * ds);
 }
 
@@ -287,7 +287,7 @@ int get_root(struct vt *c, size_t ds, uint8_t *root)
 	int err;
 
 	if (GIVEN(c, OPT_ROOT_FILE)) {
-		err = tool_read_key_file(VAL(c, OPT_ROOT_FILE), 2 * ds, 2 * ds,
+		err = tool_read_small_file(VAL(c, OPT_ROOT_FILE), 2 * ds, 2 * ds,
 					 &raw, &len);
 		if (err == -ENODATA || err == -EINVAL) {
 			tool_err("Invalid root hash string specified.");

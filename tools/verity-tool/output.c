@@ -13,16 +13,11 @@
 
 /* ---- output ---- */
 
-void hex(const uint8_t *p, size_t len, char *out)
-{
-	tool_hex(p, len, out);
-}
-
 void salt_text(const struct dmt_verity_params *p,
 		      char out[2 * DMT_VERITY_SALT_MAX + 1])
 {
 	if (p->salt_size)
-		hex(p->salt, p->salt_size, out);
+		tool_hex(p->salt, p->salt_size, out);
 	else
 		strcpy(out, "-");
 }
@@ -51,7 +46,7 @@ void print_header(const struct vt *c, const char *hash_path,
 	}
 	printf("Salt:            \t%s\n", salt);
 	if (root) {
-		hex(root, g->digest_size, r);
+		tool_hex(root, g->digest_size, r);
 		printf("Root hash:      \t%s\n", r);
 	}
 	/* veritysetup assumes a shared FEC area right after the tree */
@@ -307,7 +302,7 @@ int json_build(const struct vt *c, const struct dmt_verity_result *res)
 	char name[DMT_VERITY_HASH_NAME_MAX];
 	char *table = NULL, *dm = NULL, *cmd = NULL;
 
-	hex(res->root_hash, res->root_hash_size, root);
+	tool_hex(res->root_hash, res->root_hash_size, root);
 	salt_text(p, salt);
 	lower_name(p, name);
 	cli_json_add_str(o, "root_hash", root);

@@ -12,41 +12,19 @@
 #include <openssl/err.h>
 
 #include <dmt/sign.h>
-#include "tools/common/secret.h"
+#include "tools/common/sign.h"
 #include "tools/verity-tool/vt.h"
 
 /* ---- signatures ---- */
 
 #define SIG_MAX (1u << 20)
 
+/* The key or certificate did not load (tools/common/sign.h). */
 static int sign_error(const char *key, const char *cert, bool pass, int err)
 {
-	if (tool_verbosity >= 2)
-		ERR_print_errors_fp(stderr);
-	ERR_clear_error();
-	switch (err) {
-	case -ENOKEY:
-		tool_err("%s%s%s: no usable %s found (%s).", key ? key : "",
-			 key ? ", " : "", cert,
-			 key ? "private key or certificate" : "certificate",
-			 pass ? "wrong passphrase?"
-			      : "an encrypted key needs --key-passphrase-file");
-		return TOOL_EXIT_DEVICE;
-	case -ENOTSUP:
-		tool_err("%s%s%s: no OpenSSL loader or provider handles this "
-			 "URI.", key ? key : "", key ? ", " : "", cert);
-		return TOOL_EXIT_USAGE;
-	case -EINVAL:
-		if (key)
-			tool_err("%s, %s: the key and the certificate do not "
-				 "match.", key, cert);
-		else
-			tool_err("%s: not a usable certificate.", cert);
-		return TOOL_EXIT_USAGE;
-	default:
-		tool_err_errno(key ? key : cert, "cannot load", err);
-		return tool_exit_code(err);
-	}
+	struct tool_sign_load l = { .key = key, .cert = cert, .pass = pass };
+
+	return tool_sign_error(&l, err);
 }
 
 /* Builds the signature of root (ds bytes) with --sign-key/--key. */
@@ -96,7 +74,7 @@ int check_signature(const struct vt *c, const uint8_t *root,
 	size_t len;
 	int err, rc = 0;
 
-	err = tool_read_key_file(path, 0, SIG_MAX, &sig, &len);
+	err = tool_read_small_file(path, 0, SIG_MAX, &sig, &len);
 	if (err == -EINVAL) {
 		tool_err("Invalid signature file %s.", path);
 		return TOOL_EXIT_VERIFY;
@@ -105,7 +83,7 @@ int check_signature(const struct vt *c, const uint8_t *root,
 		tool_err_errno(path, "cannot read the signature", err);
 		return tool_exit_code(err);
 	}
-	hex(root, ds, text);
+	tool_hex(root, ds, text);
 	err = dmt_verify_root_hash_sig(sig, len, cert, text);
 	if (err == -EBADMSG) {
 		ERR_clear_error();
@@ -138,7 +116,7 @@ static int sign_root_text(struct vt *c, char text[2 * DMT_DIGEST_MAX + 1])
 		if (len <= 2 * DMT_DIGEST_MAX)
 			memcpy(text, arg, len);
 	} else {
-		err = tool_read_key_file(VAL(c, OPT_ROOT_FILE), 0, 4096, &raw,
+		err = tool_read_small_file(VAL(c, OPT_ROOT_FILE), 0, 4096, &raw,
 					 &len);
 		if (err && err != -EINVAL) {
 			tool_err_errno(VAL(c, OPT_ROOT_FILE),

@@ -17,9 +17,13 @@
 #include <dmt/io.h>
 #include <dmt/reason.h>
 #include <dmt/verity.h>
-#include "tools/common/tool-common.h"
-
 #include "tools/common/cli.h"
+#include "tools/common/engine.h"
+#include "tools/common/hex.h"
+#include "tools/common/json.h"
+#include "tools/common/parse.h"
+#include "tools/common/progress.h"
+#include "tools/common/secret.h"
 
 /* Commands, in the order of the framework's command table (main.c). */
 enum vt_cmd { CMD_BUILD, CMD_FORMAT, CMD_VERIFY, CMD_REPAIR, CMD_SIGN,
@@ -160,7 +164,6 @@ int fec_layout_error(const struct vt *c, const struct dmt_reason *why,
 int load_params(struct vt *c, struct files *f);
 
 /* ---- output.c ---- */
-void hex(const uint8_t *p, size_t len, char *out);
 void salt_text(const struct dmt_verity_params *p,
 	       char out[2 * DMT_VERITY_SALT_MAX + 1]);
 void print_header(const struct vt *c, const char *hash_path,

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Parsing of numbers, sizes and hex, key files and --seed derivation;
- * see tool-common.h (messages: msg.c, exit codes: exit.c, progress:
- * progress.c, engines: engine.c, the framework: cli.c). */
-#include "tools/common/tool-common.h"
+/* Numbers and sizes of option values, and --seed derivation (parse.h). */
+#include "tools/common/parse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,9 +8,6 @@
 #include <string.h>
 
 #include <dmt/hash.h>
-#include <dmt/io.h>
-
-/* ---- parsing ---- */
 
 int tool_parse_u64(const char *s, uint64_t *out)
 {
@@ -62,100 +57,6 @@ int tool_parse_size(const char *s, uint64_t *out)
 		return 0;
 	}
 	return -EINVAL;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-int tool_parse_hex(const char *s, uint8_t **out, size_t *len)
-{
-	size_t n = strlen(s), i;
-	uint8_t *buf;
-
-	*out = NULL;
-	*len = 0;
-	if (!strcmp(s, "-") || !n)
-		return 0;
-	if (n % 2)
-		return -EINVAL;
-	buf = malloc(n / 2);
-	if (!buf)
-		return -ENOMEM;
-	for (i = 0; i < n / 2; i++) {
-		int hi = hexval((unsigned char)s[2 * i]);
-		int lo = hexval((unsigned char)s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			free(buf);
-			return -EINVAL;
-		}
-		buf[i] = (uint8_t)(hi << 4 | lo);
-	}
-	*out = buf;
-	*len = n / 2;
-	return 0;
-}
-
-void tool_hex(const uint8_t *p, size_t len, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = digits[p[i] >> 4];
-		out[2 * i + 1] = digits[p[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
-
-int tool_read_key_file(const char *path, size_t want, size_t max,
-		       uint8_t **out, size_t *len)
-{
-	struct dmt_file f;
-	uint64_t size;
-	uint8_t *buf = NULL;
-	size_t n;
-	int err;
-
-	*out = NULL;
-	*len = 0;
-	err = dmt_file_open(&f, path, DMT_OPEN_READ);
-	if (err)
-		return err;
-	err = dmt_file_size(&f, &size);
-	if (err)
-		goto out;
-	n = want ? want : (size_t)size;
-	if (size < n) {
-		err = -ENODATA;
-		goto out;
-	}
-	if (!n || n > max) {
-		err = -EINVAL;
-		goto out;
-	}
-	buf = malloc(n);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = dmt_pread_full(&f, buf, n, 0);
-	if (err)
-		goto out;
-	*out = buf;
-	*len = n;
-	buf = NULL;
-out:
-	free(buf);
-	dmt_file_close(&f);
-	return err;
 }
 
 int tool_seed_derive(const char *seed, const char *label, uint8_t *out,
