@@ -59,7 +59,7 @@ TOOL_NAMES := verity-tool integrity-tool fsverity-tool crypt-tool
 TOOLS := $(addprefix $(O)/,$(TOOL_NAMES))
 tool_objs = $(patsubst %.c,$(O)/%.o,$(wildcard tools/$(1)/*.c))
 TOOL_OBJS := $(foreach t,$(TOOL_NAMES),$(call tool_objs,$(t)))
-TEST_SRCS := $(wildcard tests/unit/*.c tests/cli/*.c tests/s390/*.c \
+TEST_SRCS := $(wildcard tests/unit/*.c tests/cli/*/*.c tests/s390/*.c \
 	tests/support/*.c)
 TEST_OBJS := $(patsubst %.c,$(O)/%.o,$(TEST_SRCS))
 TEST_BIN := $(O)/tests/unit-tests

@@ -142,7 +142,7 @@ cross_one() {
 	libs=$($pc --libs libcrypto popt uuid json-c libxxhash libargon2)
 
 	tests=""
-	for f in tests/unit/*.c tests/cli/*.c tests/s390/*.c \
+	for f in tests/unit/*.c tests/cli/*/*.c tests/s390/*.c \
 		 tests/support/*.c; do
 		[ -e "$f" ] && tests="$tests $O/${f%.c}.o"
 	done
