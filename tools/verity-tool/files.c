@@ -16,7 +16,7 @@
 #include "tools/common/outfile.h"
 #include "tools/verity-tool/vt.h"
 
-int open_err(const char *path, int err)
+int vt_open_err(const char *path, int err)
 {
 	if (err == -EBUSY)
 		tool_err("%s: in use by another process (locked).", path);
@@ -25,7 +25,7 @@ int open_err(const char *path, int err)
 	return tool_exit_code(err);
 }
 
-void close_files(struct files *f)
+void vt_close_files(struct vt_files *f)
 {
 	dmt_file_close(&f->data_f);
 	dmt_file_close(&f->hash_f);
@@ -46,7 +46,7 @@ static bool canon_path(const char *path, char out[PATH_MAX])
 }
 
 /* Same file, or two spellings of one path that does not exist yet. */
-bool same_target(const char *a, const char *b)
+bool vt_same_target(const char *a, const char *b)
 {
 	char ca[PATH_MAX], cb[PATH_MAX];
 	struct stat st;
@@ -72,29 +72,29 @@ static int open_image_out(struct dmt_file *f, const char *path,
 	return err ? tool_exit_code(err) : 0;
 }
 
-static int open_fec(struct vt *c, struct files *f, enum open_mode mode)
+static int open_fec(struct vt *c, struct vt_files *f, enum vt_open_mode mode)
 {
-	const char *path = VAL(c, OPT_FEC_DEVICE);
+	const char *path = cli_str(c->cli, OPT_FEC_DEVICE);
 	int flags, err;
 
-	if (same_target(path, c->args[1])) {
+	if (vt_same_target(path, c->args[1])) {
 		f->fec = f->hash;
 		return 0;
 	}
-	if (same_target(path, c->args[0])) {
+	if (vt_same_target(path, c->args[0])) {
 		f->fec = f->data;
 		return 0;
 	}
-	if (mode == OPEN_BUILD) {
+	if (mode == VT_OPEN_BUILD) {
 		err = open_image_out(&f->fec_f, path, &f->fec_created);
 		if (!err)
 			f->fec = &f->fec_f;
 		return err;
 	}
-	flags = (mode == OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
+	flags = (mode == VT_OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
 		DMT_OPEN_LOCK;
 	err = dmt_file_open(&f->fec_f, path, flags);
-	if (mode == OPEN_REPAIR &&
+	if (mode == VT_OPEN_REPAIR &&
 	    (err == -EACCES || err == -EROFS || err == -EPERM)) {
 		/* blocks can still be repaired, damaged parity can't */
 		tool_info("%s: read-only, damaged parity will not be "
@@ -103,15 +103,15 @@ static int open_fec(struct vt *c, struct files *f, enum open_mode mode)
 		err = dmt_file_open(&f->fec_f, path, flags);
 	}
 	if (err)
-		return open_err(path, err);
+		return vt_open_err(path, err);
 	f->fec = &f->fec_f;
 	return 0;
 }
 
-int open_files(struct vt *c, struct files *f, enum open_mode mode)
+int vt_open_files(struct vt *c, struct vt_files *f, enum vt_open_mode mode)
 {
 	const char *dpath = c->args[0], *hpath = c->args[1];
-	const char *fpath = c->fec ? VAL(c, OPT_FEC_DEVICE) : NULL;
+	const char *fpath = c->fec ? cli_str(c->cli, OPT_FEC_DEVICE) : NULL;
 	int err, hflags, dflags = DMT_OPEN_READ | DMT_OPEN_LOCK;
 
 	memset(f, 0, sizeof(*f));
@@ -120,32 +120,32 @@ int open_files(struct vt *c, struct files *f, enum open_mode mode)
 	dmt_file_init(&f->fec_f);
 	if (dmt_same_file(dpath, hpath)) {
 		err = dmt_file_open(&f->hash_f, hpath,
-				    (mode != OPEN_READ ? DMT_OPEN_RW
+				    (mode != VT_OPEN_READ ? DMT_OPEN_RW
 						       : DMT_OPEN_READ) |
 					    DMT_OPEN_LOCK);
 		if (err)
-			return open_err(hpath, err);
+			return vt_open_err(hpath, err);
 		f->data = f->hash = &f->hash_f;
 		goto fec;
 	}
 	/* repair writes data blocks, build may put FEC on the data file */
-	if (mode == OPEN_REPAIR ||
-	    (mode == OPEN_BUILD && fpath && !same_target(fpath, hpath) &&
-	     same_target(fpath, dpath)))
+	if (mode == VT_OPEN_REPAIR ||
+	    (mode == VT_OPEN_BUILD && fpath && !vt_same_target(fpath, hpath) &&
+	     vt_same_target(fpath, dpath)))
 		dflags = DMT_OPEN_RW | DMT_OPEN_LOCK;
 	err = dmt_file_open(&f->data_f, dpath, dflags);
 	if (err)
-		return open_err(dpath, err);
+		return vt_open_err(dpath, err);
 	f->data = &f->data_f;
 	f->data_rw = dflags & DMT_OPEN_RW;
-	hflags = (mode == OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
+	hflags = (mode == VT_OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
 		 DMT_OPEN_LOCK;
-	err = mode == OPEN_BUILD ?
+	err = mode == VT_OPEN_BUILD ?
 		      open_image_out(&f->hash_f, hpath, &f->created) :
 		      dmt_file_open(&f->hash_f, hpath, hflags);
 	if (err) {
-		close_files(f);
-		return mode == OPEN_BUILD ? err : open_err(hpath, err);
+		vt_close_files(f);
+		return mode == VT_OPEN_BUILD ? err : vt_open_err(hpath, err);
 	}
 	f->hash = &f->hash_f;
 fec:
@@ -153,12 +153,12 @@ fec:
 		return 0;
 	err = open_fec(c, f, mode);
 	if (err)
-		close_files(f);
+		vt_close_files(f);
 	return err;
 }
 
 /* A partial last block is not protected (veritysetup says nothing). */
-void warn_tail(const char *path, uint64_t size, uint32_t dbs)
+void vt_warn_tail(const char *path, uint64_t size, uint32_t dbs)
 {
 	if (size >= dbs && size % dbs)
 		tool_warn("%s: the last %" PRIu64 " bytes are not a whole "
@@ -167,7 +167,7 @@ void warn_tail(const char *path, uint64_t size, uint32_t dbs)
 }
 
 /* data_blocks from the file when not given; the one-file overlap rule. */
-int resolve_data(struct vt *c, struct files *f)
+int vt_resolve_data(struct vt *c, struct vt_files *f)
 {
 	struct dmt_verity_params *p = &c->p;
 	struct dmt_verity_geometry g;
@@ -181,7 +181,7 @@ int resolve_data(struct vt *c, struct files *f)
 	}
 	if (!p->data_blocks) {
 		p->data_blocks = dmt_verity_blocks_for_size(p, size);
-		warn_tail(c->args[0], size, p->data_block_size);
+		vt_warn_tail(c->args[0], size, p->data_block_size);
 	}
 	if (!p->data_blocks) {
 		tool_err("%s: smaller than one data block (%" PRIu32
@@ -230,20 +230,20 @@ int resolve_data(struct vt *c, struct files *f)
  * temporary name and renamed after the images, a device in place, a FIFO
  * or pipe as a stream.
  */
-int open_out(struct vt *c, const char *path, const char *what,
+int vt_open_out(struct vt *c, const char *path, const char *what,
 		    struct dmt_file *rf)
 {
 	bool created;
 	int err;
 
 	for (int i = 0; i < c->nargs; i++) {
-		if (c->act == ACT_BUILD && same_target(path, c->args[i])) {
+		if (c->act == ACT_BUILD && vt_same_target(path, c->args[i])) {
 			tool_err("%s: the %s must not be the data or hash "
 				 "file.", path, what);
 			return TOOL_EXIT_USAGE;
 		}
 	}
-	if (c->fec && same_target(path, VAL(c, OPT_FEC_DEVICE))) {
+	if (c->fec && vt_same_target(path, cli_str(c->cli, OPT_FEC_DEVICE))) {
 		tool_err("%s: the %s must not be the FEC file.", path, what);
 		return TOOL_EXIT_USAGE;
 	}
@@ -251,9 +251,9 @@ int open_out(struct vt *c, const char *path, const char *what,
 	return err ? tool_exit_code(err) : 0;
 }
 
-/* Writes the whole contents of an output opened by open_out (before the
+/* Writes the whole contents of an output opened by vt_open_out (before the
  * images are committed, so a failure here leaves no new images either). */
-int write_out(struct dmt_file *rf, const void *buf, size_t len)
+int vt_write_out(struct dmt_file *rf, const void *buf, size_t len)
 {
 	const char *path = dmt_file_path(rf);
 	int err = dmt_pwrite_full(rf, buf, len, 0);
@@ -268,17 +268,17 @@ int write_out(struct dmt_file *rf, const void *buf, size_t len)
 }
 
 /* Lower-case hex, no newline (what veritysetup and systemd write). */
-int write_root_file(struct dmt_file *rf, const uint8_t *root,
+int vt_write_root_file(struct dmt_file *rf, const uint8_t *root,
 			   size_t ds)
 {
 	char text[2 * DMT_DIGEST_MAX + 1];
 
 	tool_hex(root, ds, text);
-	return write_out(rf, text, 2 * ds);
+	return vt_write_out(rf, text, 2 * ds);
 }
 
 /* Root hash from the argument or --root-hash-file (2*ds hex chars). */
-int get_root(struct vt *c, size_t ds, uint8_t *root)
+int vt_get_root(struct vt *c, size_t ds, uint8_t *root)
 {
 	const char *arg = c->nargs > 2 ? c->args[2] : NULL;
 	char text[2 * DMT_DIGEST_MAX + 1];
@@ -286,15 +286,15 @@ int get_root(struct vt *c, size_t ds, uint8_t *root)
 	size_t len = 0;
 	int err;
 
-	if (GIVEN(c, OPT_ROOT_FILE)) {
-		err = tool_read_small_file(VAL(c, OPT_ROOT_FILE), 2 * ds, 2 * ds,
-					 &raw, &len);
+	if (cli_given(c->cli, OPT_ROOT_FILE)) {
+		err = tool_read_small_file(cli_str(c->cli, OPT_ROOT_FILE),
+					   2 * ds, 2 * ds, &raw, &len);
 		if (err == -ENODATA || err == -EINVAL) {
 			tool_err("Invalid root hash string specified.");
 			return TOOL_EXIT_USAGE;
 		}
 		if (err) {
-			tool_err_errno(VAL(c, OPT_ROOT_FILE),
+			tool_err_errno(cli_str(c->cli, OPT_ROOT_FILE),
 				       "cannot read the root hash", err);
 			return tool_exit_code(err);
 		}
@@ -309,7 +309,7 @@ int get_root(struct vt *c, size_t ds, uint8_t *root)
 		arg = text;
 	}
 	if (!arg)
-		return usage_error("Command requires <root_hash> or "
+		return vt_usage_error("Command requires <root_hash> or "
 				   "--root-hash-file option as argument.");
 	if (!*arg || tool_parse_hex(arg, &bin, &len) || len != ds) {
 		free(bin);
@@ -324,7 +324,7 @@ int get_root(struct vt *c, size_t ds, uint8_t *root)
 /* ---- actions ---- */
 
 /* path: the file the library says failed, else the likeliest one. */
-int lib_error(const char *path, const char *fallback, int err)
+int vt_lib_error(const char *path, const char *fallback, int err)
 {
 	if (!path)
 		path = fallback;
@@ -341,14 +341,14 @@ int lib_error(const char *path, const char *fallback, int err)
 
 /* Writes and commits after the tree: a new file appears complete or not
  * at all, and only once the images are in place. */
-int commit(struct dmt_file *f, bool created, const char *path)
+int vt_commit(struct dmt_file *f, bool created, const char *path)
 {
 	int err = created ? dmt_file_commit(f) : dmt_file_sync(f);
 
-	return err ? lib_error(NULL, path, err) : 0;
+	return err ? vt_lib_error(NULL, path, err) : 0;
 }
 
-struct dmt_verity_fec fec_opts_for(const struct vt *c, struct files *f)
+struct dmt_verity_fec vt_fec_opts_for(const struct vt *c, struct vt_files *f)
 {
 	struct dmt_verity_fec fec = {
 		.file = c->fec ? f->fec : NULL,
@@ -359,10 +359,10 @@ struct dmt_verity_fec fec_opts_for(const struct vt *c, struct files *f)
 	return fec;
 }
 
-int fec_layout_error(const struct vt *c, const struct dmt_reason *why,
+int vt_fec_layout_error(const struct vt *c, const struct dmt_reason *why,
 		     int err)
 {
-	const char *fpath = VAL(c, OPT_FEC_DEVICE);
+	const char *fpath = cli_str(c->cli, OPT_FEC_DEVICE);
 	const char *f = why->field ? why->field : "";
 
 	if (why->code == DMT_REASON_DEVICE_TOO_SMALL && !strcmp(f, "hash")) {

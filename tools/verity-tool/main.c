@@ -5,7 +5,8 @@
  * Arguments and output follow veritysetup (cryptsetup 2.6.1) so it can
  * replace `veritysetup format/verify/dump` in image pipelines; the work
  * is done by lib/verity, lib/fec and lib/sign.  The command line is
- * tools/common's framework (cli.h); one file per command.
+ * tools/common's framework (cli.h): this file has the command and option
+ * tables, each command is a cmd_<name>.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,44 +96,25 @@ const struct cli_option vt_options[OPT_COUNT] = {
 			    "G... suffixes)", ACT_SIZE, NULL, 0, 0 },
 };
 
-static int run(struct cli *cl)
-{
-	struct vt *c = cl->priv;
-
-	switch (cl->cmd) {
-	case CMD_BUILD:
-	case CMD_FORMAT:
-		return act_build(c);
-	case CMD_VERIFY:
-	case CMD_REPAIR:
-		return act_check(c);
-	case CMD_SIGN:
-		return act_sign(c);
-	case CMD_DUMP:
-		return act_dump(c);
-	default:
-		return act_size(c);
-	}
-}
-
 static const struct cli_command commands[CMD_COUNT] = {
-	[CMD_BUILD] = { "build", run, "build the hash tree (alias: format)",
-			"<data_path> <hash_path>", 2, 2 },
-	[CMD_FORMAT] = { "format", run, "the same as build",
-			 "<data_path> <hash_path>", 2, 2 },
-	[CMD_VERIFY] = { "verify", run, "check data and tree",
-			 "<data_path> <hash_path> [<root_hash>]", 2, 3 },
-	[CMD_REPAIR] = { "repair", run,
-			 "write FEC corrections back (needs --fec-device)",
-			 "<data_path> <hash_path> [<root_hash>]", 2, 3 },
-	[CMD_SIGN] = { "sign", run,
-		       "sign a root hash (needs --key and --cert)",
-		       "[<root_hash>] <out.p7s>", 1, 2 },
-	[CMD_DUMP] = { "dump", run, "show the superblock", "<hash_path>", 1,
-		       1 },
-	[CMD_SIZE] = { "size", run,
-		       "hash area size a build would write (or --data-size)",
-		       "[<data_path>]", 0, 1 },
+	[CMD_BUILD] = {"build", vt_cmd_build,
+		       "build the hash tree (alias: format)",
+		       "<data_path> <hash_path>", 2, 2},
+	[CMD_FORMAT] = {"format", vt_cmd_build, "the same as build",
+			"<data_path> <hash_path>", 2, 2},
+	[CMD_VERIFY] = {"verify", vt_cmd_check, "check data and tree",
+			"<data_path> <hash_path> [<root_hash>]", 2, 3},
+	[CMD_REPAIR] = {"repair", vt_cmd_check,
+			"write FEC corrections back (needs --fec-device)",
+			"<data_path> <hash_path> [<root_hash>]", 2, 3},
+	[CMD_SIGN] = {"sign", vt_cmd_sign,
+		      "sign a root hash (needs --key and --cert)",
+		      "[<root_hash>] <out.p7s>", 1, 2},
+	[CMD_DUMP] = {"dump", vt_cmd_dump, "show the superblock", "<hash_path>",
+		      1, 1},
+	[CMD_SIZE] = {"size", vt_cmd_size,
+		      "hash area size a build would write (or --data-size)",
+		      "[<data_path>]", 0, 1},
 };
 
 /* After parsing: the state every command starts from. */
@@ -146,7 +128,6 @@ static int prepare(struct cli *cl)
 
 	c->cli = cl;
 	c->act = acts[cl->cmd];
-	c->act_name = cl->cmd_name;
 	for (c->nargs = 0; c->nargs < cl->nargs && c->nargs < 4; c->nargs++)
 		c->args[c->nargs] = cl->args[c->nargs];
 	dmt_verity_params_init(&c->p);

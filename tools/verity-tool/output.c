@@ -13,7 +13,7 @@
 
 /* ---- output ---- */
 
-void salt_text(const struct dmt_verity_params *p,
+void vt_salt_text(const struct dmt_verity_params *p,
 		      char out[2 * DMT_VERITY_SALT_MAX + 1])
 {
 	if (p->salt_size)
@@ -23,7 +23,7 @@ void salt_text(const struct dmt_verity_params *p,
 }
 
 /* veritysetup's dump block; root may be NULL (dump). */
-void print_header(const struct vt *c, const char *hash_path,
+void vt_print_header(const struct vt *c, const char *hash_path,
 			 const struct dmt_verity_geometry *g,
 			 const uint8_t *root)
 {
@@ -31,7 +31,7 @@ void print_header(const struct vt *c, const char *hash_path,
 	const struct dmt_fec_layout *fl = c->have_fl ? &c->fl : NULL;
 	char salt[2 * DMT_VERITY_SALT_MAX + 1], r[2 * DMT_DIGEST_MAX + 1];
 
-	salt_text(p, salt);
+	vt_salt_text(p, salt);
 	printf("VERITY header information for %s\n", hash_path);
 	printf("UUID:            \t%s\n", c->uuid_text);
 	printf("Hash type:       \t%" PRIu32 "\n", p->hash_type);
@@ -58,7 +58,7 @@ void print_header(const struct vt *c, const char *hash_path,
 		       fl->parity_bytes);
 }
 
-const char *lower_name(const struct dmt_verity_params *p, char *buf)
+const char *vt_lower_name(const struct dmt_verity_params *p, char *buf)
 {
 	size_t i;
 
@@ -70,7 +70,7 @@ const char *lower_name(const struct dmt_verity_params *p, char *buf)
 	return buf;
 }
 
-uint64_t hash_area_bytes(const struct dmt_verity_geometry *g)
+uint64_t vt_hash_area_bytes(const struct dmt_verity_geometry *g)
 {
 	return g->hash_end > g->hash_offset ? g->hash_end - g->hash_offset : 0;
 }
@@ -111,11 +111,11 @@ static void append_word(char **s, const char *w)
 }
 
 /* FEC keys: sizes, and the kernel's fec_start / fec_blocks. */
-void json_fec(const struct vt *c, struct json_object *o)
+void vt_json_fec(const struct vt *c, struct json_object *o)
 {
 	const struct dmt_fec_layout *l = &c->fl;
 
-	cli_json_add_str(o, "fec_device", VAL(c, OPT_FEC_DEVICE));
+	cli_json_add_str(o, "fec_device", cli_str(c->cli, OPT_FEC_DEVICE));
 	cli_json_add_u64(o, "fec_roots", l->roots);
 	cli_json_add_u64(o, "fec_offset", l->fec_offset);
 	cli_json_add_u64(o, "fec_area_bytes", l->parity_bytes);
@@ -126,18 +126,19 @@ void json_fec(const struct vt *c, struct json_object *o)
 }
 
 /* Geometry and parameters every JSON object carries. */
-struct json_object *json_params(const struct vt *c,
+struct json_object *vt_json_params(const struct vt *c,
 				       const struct dmt_verity_geometry *g)
 {
 	const struct dmt_verity_params *p = &c->p;
 	struct json_object *o = json_object_new_object();
 	char salt[2 * DMT_VERITY_SALT_MAX + 1], name[DMT_VERITY_HASH_NAME_MAX];
 
-	salt_text(p, salt);
+	vt_salt_text(p, salt);
 	cli_json_add_str(o, "salt", salt);
 	cli_json_add_str(o, "uuid", p->no_superblock ? NULL : c->uuid_text);
-	cli_json_add_str(o, "hash_algorithm", lower_name(p, name));
-	json_object_object_add(o, "format", json_object_new_int((int)p->hash_type));
+	cli_json_add_str(o, "hash_algorithm", vt_lower_name(p, name));
+	json_object_object_add(o, "format",
+			       json_object_new_int((int)p->hash_type));
 	cli_json_add_bool(o, "superblock", !p->no_superblock);
 	cli_json_add_u64(o, "data_block_size", p->data_block_size);
 	cli_json_add_u64(o, "hash_block_size", p->hash_block_size);
@@ -145,10 +146,10 @@ struct json_object *json_params(const struct vt *c,
 	cli_json_add_u64(o, "hash_offset", p->hash_offset);
 	cli_json_add_u64(o, "hash_start_block", g->hash_start);
 	cli_json_add_u64(o, "hash_blocks", g->hash_blocks);
-	cli_json_add_u64(o, "hash_area_bytes", hash_area_bytes(g));
+	cli_json_add_u64(o, "hash_area_bytes", vt_hash_area_bytes(g));
 	cli_json_add_u64(o, "hash_device_bytes", g->hash_end);
 	if (c->have_fl)
-		json_fec(c, o);
+		vt_json_fec(c, o);
 	return o;
 }
 
@@ -181,7 +182,7 @@ static bool no_chars(const char *s, const char *bad)
 static bool table_paths_ok(const struct vt *c)
 {
 	return no_chars(c->args[0], "") && no_chars(c->args[1], "") &&
-	       no_chars(VAL(c, OPT_FEC_DEVICE), "");
+	       no_chars(cli_str(c->cli, OPT_FEC_DEVICE), "");
 }
 
 /* dm-mod.create= splits at ',' and ';' without escapes, and the kernel
@@ -190,7 +191,7 @@ static bool dm_mod_ok(const struct vt *c)
 {
 	return no_chars(c->args[0], ",;\"") &&
 	       no_chars(c->args[1], ",;\"") &&
-	       no_chars(VAL(c, OPT_FEC_DEVICE), ",;\"");
+	       no_chars(cli_str(c->cli, OPT_FEC_DEVICE), ",;\"");
 }
 
 static char *table_line(const struct vt *c,
@@ -200,7 +201,8 @@ static char *table_line(const struct vt *c,
 	const struct dmt_verity_params *p = &c->p;
 	const struct dmt_fec_layout *l = &c->fl;
 	char *dpath = table_word(c->args[0]), *hpath = table_word(c->args[1]);
-	char *fpath = c->have_fl ? table_word(VAL(c, OPT_FEC_DEVICE)) : NULL;
+	char *fpath =
+		c->have_fl ? table_word(cli_str(c->cli, OPT_FEC_DEVICE)) : NULL;
 	char *fec = NULL, *table = NULL;
 
 	if (!dpath || !hpath || (c->have_fl && !fpath))
@@ -233,7 +235,7 @@ static char *open_command(const struct vt *c, const char *name,
 	const struct dmt_verity_params *p = &c->p;
 	const struct dmt_fec_layout *l = &c->fl;
 	const char *dpath = c->args[0], *hpath = c->args[1];
-	const char *fpath = VAL(c, OPT_FEC_DEVICE);
+	const char *fpath = cli_str(c->cli, OPT_FEC_DEVICE);
 	char num[48], *cmd;
 
 	cmd = strdup("veritysetup open");
@@ -293,18 +295,18 @@ static char *open_command(const struct vt *c, const char *name,
 	return cmd;
 }
 
-int json_build(const struct vt *c, const struct dmt_verity_result *res)
+int vt_json_build(const struct vt *c, const struct dmt_verity_result *res)
 {
 	const struct dmt_verity_params *p = &c->p;
 	const struct dmt_verity_geometry *g = &res->geo;
-	struct json_object *o = json_params(c, g);
+	struct json_object *o = vt_json_params(c, g);
 	char root[2 * DMT_DIGEST_MAX + 1], salt[2 * DMT_VERITY_SALT_MAX + 1];
 	char name[DMT_VERITY_HASH_NAME_MAX];
 	char *table = NULL, *dm = NULL, *cmd = NULL;
 
 	tool_hex(res->root_hash, res->root_hash_size, root);
-	salt_text(p, salt);
-	lower_name(p, name);
+	vt_salt_text(p, salt);
+	vt_lower_name(p, name);
 	cli_json_add_str(o, "root_hash", root);
 	cli_json_add_str(o, "root_hash_signature", c->sig_out);
 	cli_json_add_str(o, "sidecar_roothash", c->sidecar_root);
@@ -315,7 +317,8 @@ int json_build(const struct vt *c, const struct dmt_verity_result *res)
 	if (table_paths_ok(c))
 		table = table_line(c, g, name, root, salt);
 	else
-		cli_json_add_str(o, "table_note", "a path holds a control character, which a "
+		cli_json_add_str(o, "table_note",
+				 "a path holds a control character, which a "
 				 "table line cannot carry");
 	if (table && dm_mod_ok(c) &&
 	    asprintf(&dm, "dm-mod.create=\"vroot,,,ro,%s\"", table) < 0)
@@ -336,7 +339,7 @@ int json_build(const struct vt *c, const struct dmt_verity_result *res)
 	return 0;
 }
 
-void debug_geometry(const struct vt *c,
+void vt_debug_geometry(const struct vt *c,
 			   const struct dmt_verity_geometry *g)
 {
 	tool_debug("threads %u, %u levels, hash_start %" PRIu64
@@ -348,7 +351,7 @@ void debug_geometry(const struct vt *c,
 			   PRIu64, i, g->level_blocks[i], g->level_start[i]);
 }
 
-void debug_fec(const struct vt *c)
+void vt_debug_fec(const struct vt *c)
 {
 	const struct dmt_fec_layout *l = &c->fl;
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal to verity-tool: the parsed command line and what the command
- * files (build.c, check.c, sign.c, info.c) share.
+ * Internal to verity-tool: its state of one run (the framework's c->priv)
+ * and what the files share: main.c (the command and option tables),
+ * options.c (option values), reasons.c (library reasons as messages),
+ * files.c and output.c (helpers) and one cmd_<name>.c per command.
  */
 #ifndef DMT_VERITY_TOOL_VT_H
 #define DMT_VERITY_TOOL_VT_H
@@ -82,7 +84,6 @@ extern const struct cli_option vt_options[OPT_COUNT];
 struct vt {
 	struct cli *cli;		/* the framework's parsed line */
 	enum action act;
-	const char *act_name;
 	const char *args[4];
 	int nargs;
 	struct dmt_verity_params p;
@@ -103,13 +104,10 @@ struct vt {
 	const char *sig_out, *sidecar_root, *sidecar_sig;
 };
 
-#define GIVEN(c, id) cli_given((c)->cli, (id))
-#define VAL(c, id) cli_str((c)->cli, (id))
-#define OPT_NAME(id) (vt_options[(id)].name)
 
-enum open_mode { OPEN_READ, OPEN_BUILD, OPEN_REPAIR };
+enum vt_open_mode { VT_OPEN_READ, VT_OPEN_BUILD, VT_OPEN_REPAIR };
 
-struct files {
+struct vt_files {
 	struct dmt_file data_f, hash_f, fec_f;
 	struct dmt_file *data, *hash;	/* hash == data on one file */
 	struct dmt_file *fec;		/* NULL, &fec_f, hash or data */
@@ -121,18 +119,19 @@ struct files {
 /* Blocks named in a FEC report without -v (the count goes on). */
 #define FEC_PRINT_MAX 32
 
-/* ---- opts.c ---- */
-int usage_error(const char *msg);
-int num_opt(struct vt *c, enum opt_id id, uint64_t *out);
-int tree_opts(struct vt *c);
-int fec_opts(struct vt *c);
-int fec_block_sizes(const struct vt *c);
-int sign_opts(const struct vt *c);
-int check_params(struct vt *c);
-/* A library reason as one message line (veritysetup's wording where it
- * has one); dev names the hash file for superblock reasons. */
-bool reason_text(const struct dmt_reason *r, const char *dev, char *buf,
-		 size_t size);
+/* ---- options.c ---- */
+int vt_usage_error(const char *msg);
+int vt_num_opt(struct vt *c, enum opt_id id, uint64_t *out);
+int vt_tree_opts(struct vt *c);
+int vt_fec_opts(struct vt *c);
+int vt_fec_block_sizes(const struct vt *c);
+int vt_sign_opts(const struct vt *c);
+int vt_check_params(struct vt *c);
+/* FEC layout without the FEC file (dump, size): veritysetup's arithmetic. */
+int vt_fec_plan(struct vt *c, const struct dmt_verity_geometry *g,
+		bool shared, uint64_t hash_file_bytes);
+
+/* ---- reasons.c ---- */
 /* The framework's reason_text hook (dev: the hash file). */
 bool vt_reason_text(const struct cli *cl, const struct dmt_reason *r,
 		    char *buf, size_t size);
@@ -140,54 +139,54 @@ bool vt_reason_text(const struct cli *cl, const struct dmt_reason *r,
 void vt_reason_err(const struct vt *c, const struct dmt_reason *r);
 
 /* ---- files.c ---- */
-int open_err(const char *path, int err);
-void close_files(struct files *f);
-bool same_target(const char *a, const char *b);
-int open_files(struct vt *c, struct files *f, enum open_mode mode);
-void warn_tail(const char *path, uint64_t size, uint32_t dbs);
-int resolve_data(struct vt *c, struct files *f);
-int open_out(struct vt *c, const char *path, const char *what,
+int vt_open_err(const char *path, int err);
+void vt_close_files(struct vt_files *f);
+bool vt_same_target(const char *a, const char *b);
+int vt_open_files(struct vt *c, struct vt_files *f, enum vt_open_mode mode);
+void vt_warn_tail(const char *path, uint64_t size, uint32_t dbs);
+int vt_resolve_data(struct vt *c, struct vt_files *f);
+int vt_open_out(struct vt *c, const char *path, const char *what,
 	     struct dmt_file *rf);
-int write_out(struct dmt_file *rf, const void *buf, size_t len);
-int write_root_file(struct dmt_file *rf, const uint8_t *root, size_t ds);
-int get_root(struct vt *c, size_t ds, uint8_t *root);
-int lib_error(const char *path, const char *fallback, int err);
-int commit(struct dmt_file *f, bool created, const char *path);
+int vt_write_out(struct dmt_file *rf, const void *buf, size_t len);
+int vt_write_root_file(struct dmt_file *rf, const uint8_t *root, size_t ds);
+int vt_get_root(struct vt *c, size_t ds, uint8_t *root);
+int vt_lib_error(const char *path, const char *fallback, int err);
+int vt_commit(struct dmt_file *f, bool created, const char *path);
 /* The FEC settings of the command line over the open files. */
-struct dmt_verity_fec fec_opts_for(const struct vt *c, struct files *f);
+struct dmt_verity_fec vt_fec_opts_for(const struct vt *c, struct vt_files *f);
 /* A failed FEC layout: the message for the reason, the exit code. */
-int fec_layout_error(const struct vt *c, const struct dmt_reason *why,
+int vt_fec_layout_error(const struct vt *c, const struct dmt_reason *why,
 		     int err);
 
-/* ---- check.c ---- */
+/* ---- cmd_check.c ---- */
 /* Fills c->p from the superblock (or the options with --no-superblock). */
-int load_params(struct vt *c, struct files *f);
+int vt_load_params(struct vt *c, struct vt_files *f);
 
 /* ---- output.c ---- */
-void salt_text(const struct dmt_verity_params *p,
+void vt_salt_text(const struct dmt_verity_params *p,
 	       char out[2 * DMT_VERITY_SALT_MAX + 1]);
-void print_header(const struct vt *c, const char *hash_path,
+void vt_print_header(const struct vt *c, const char *hash_path,
 		  const struct dmt_verity_geometry *g, const uint8_t *root);
-const char *lower_name(const struct dmt_verity_params *p, char *buf);
-uint64_t hash_area_bytes(const struct dmt_verity_geometry *g);
-void json_fec(const struct vt *c, struct json_object *o);
-struct json_object *json_params(const struct vt *c,
+const char *vt_lower_name(const struct dmt_verity_params *p, char *buf);
+uint64_t vt_hash_area_bytes(const struct dmt_verity_geometry *g);
+void vt_json_fec(const struct vt *c, struct json_object *o);
+struct json_object *vt_json_params(const struct vt *c,
 				const struct dmt_verity_geometry *g);
-int json_build(const struct vt *c, const struct dmt_verity_result *res);
-void debug_geometry(const struct vt *c, const struct dmt_verity_geometry *g);
-void debug_fec(const struct vt *c);
+int vt_json_build(const struct vt *c, const struct dmt_verity_result *res);
+void vt_debug_geometry(const struct vt *c, const struct dmt_verity_geometry *g);
+void vt_debug_fec(const struct vt *c);
 
-/* ---- sign.c ---- */
-int sign_root(const struct vt *c, const char *root_hex, uint8_t **sig,
+/* ---- cmd_sign.c ---- */
+int vt_sign_root(const struct vt *c, const char *root_hex, uint8_t **sig,
 	      size_t *len);
-int sign_probe(const struct vt *c, size_t ds);
-int check_signature(const struct vt *c, const uint8_t *root, size_t ds);
+int vt_sign_probe(const struct vt *c, size_t ds);
+int vt_check_signature(const struct vt *c, const uint8_t *root, size_t ds);
 
-/* ---- commands ---- */
-int act_build(struct vt *c);
-int act_check(struct vt *c);
-int act_sign(struct vt *c);
-int act_dump(struct vt *c);
-int act_size(struct vt *c);
+/* ---- the commands (cmd_<name>.c): verify and repair are vt_cmd_check ---- */
+int vt_cmd_build(struct cli *cl);
+int vt_cmd_check(struct cli *cl);
+int vt_cmd_sign(struct cli *cl);
+int vt_cmd_dump(struct cli *cl);
+int vt_cmd_size(struct cli *cl);
 
 #endif /* DMT_VERITY_TOOL_VT_H */

@@ -16,7 +16,7 @@
 /* One verify or repair run. */
 struct check_ctx {
 	struct vt *c;
-	struct files *f;
+	struct vt_files *f;
 	bool repair;
 	struct dmt_verity_geometry g;
 	struct dmt_verity_check_result res;
@@ -24,7 +24,7 @@ struct check_ctx {
 };
 
 /* Fills c->p from the superblock (or the options with --no-superblock). */
-int load_params(struct vt *c, struct files *f)
+int vt_load_params(struct vt *c, struct vt_files *f)
 {
 	struct dmt_reason why = { 0 };
 	int err;
@@ -43,9 +43,10 @@ int load_params(struct vt *c, struct files *f)
 	}
 	/* like veritysetup, the superblock wins over format options */
 	for (int id = OPT_HASH; id <= OPT_FORMAT; id++) {
-		if (GIVEN(c, id) && id != OPT_HASH_OFFSET && id != OPT_UUID)
+		if (cli_given(c->cli, id) && id != OPT_HASH_OFFSET &&
+		    id != OPT_UUID)
 			tool_verbose("--%s ignored: %s has a superblock.",
-				     OPT_NAME(id), c->args[1]);
+				     vt_options[id].name, c->args[1]);
 	}
 	snprintf(c->hash_text, sizeof(c->hash_text), "%s", c->p.hash_name);
 	uuid_unparse_lower(c->p.uuid, c->uuid_text);
@@ -85,7 +86,7 @@ static void report_json(const struct check_ctx *k, bool ok)
 	const struct vt *c = k->c;
 	const struct dmt_verity_geometry *g = &k->g;
 	const struct dmt_verity_report *rep = &k->res.rep;
-	struct json_object *o = json_params(c, g), *b;
+	struct json_object *o = vt_json_params(c, g), *b;
 	char root[2 * DMT_DIGEST_MAX + 1];
 
 	tool_hex(rep->root_hash, rep->root_hash_size, root);
@@ -111,7 +112,7 @@ static void report_json(const struct check_ctx *k, bool ok)
 		cli_json_add_bool(b, "padding", rep->first_hash.padding);
 	}
 	json_object_object_add(o, "first_bad_hash_block", b);
-	if (GIVEN(c, OPT_SIG))
+	if (cli_given(c->cli, OPT_SIG))
 		cli_json_add_bool(o, "root_hash_signature_ok", true);
 	if (k->res.fec_ran)
 		json_object_object_add(o, "fec", json_fec_run(k));
@@ -180,10 +181,13 @@ static void fec_print(const struct check_ctx *k)
 		     true);
 	if (st->parity_rounds_bad)
 		tool_info("%s: %s: the parity of %" PRIu64 " FEC rounds is "
-			  "damaged%s.", tool_name, VAL(k->c, OPT_FEC_DEVICE),
-			  st->parity_rounds_bad, !repair ? "" :
-			  st->parity_rounds_fixed == st->parity_rounds_bad ?
-			  ", rewritten" : ", not rewritten");
+			  "damaged%s.",
+			  tool_name, cli_str(k->c->cli, OPT_FEC_DEVICE),
+			  st->parity_rounds_bad,
+			  !repair ? ""
+			  : st->parity_rounds_fixed == st->parity_rounds_bad
+				  ? ", rewritten"
+				  : ", not rewritten");
 }
 
 static struct json_object *json_blocks(const struct check_ctx *k,
@@ -198,7 +202,8 @@ static struct json_object *json_blocks(const struct check_ctx *k,
 		dmt_verity_locate(&k->g, &k->res.fec_layout, b->v[i], &w);
 		cli_json_add_str(o, "area", area_names[w.area]);
 		if (w.level >= 0)
-			json_object_object_add(o, "level", json_object_new_int(w.level));
+			json_object_object_add(o, "level",
+					       json_object_new_int(w.level));
 		cli_json_add_u64(o, "index", w.index);
 		cli_json_add_u64(o, "offset", w.offset);
 		json_object_array_add(a, o);
@@ -219,10 +224,12 @@ static struct json_object *json_fec_run(const struct check_ctx *k)
 	cli_json_add_u64(o, "damaged_parity_rounds", st->parity_rounds_bad);
 	if (k->repair) {
 		cli_json_add_u64(o, "written_blocks", st->written_blocks);
-		cli_json_add_u64(o, "rewritten_parity_rounds", st->parity_rounds_fixed);
+		cli_json_add_u64(o, "rewritten_parity_rounds",
+				 st->parity_rounds_fixed);
 	}
 	json_object_object_add(o, "corrected", json_blocks(k, &r->corrected));
-	json_object_object_add(o, "unrepairable", json_blocks(k, &r->unrepairable));
+	json_object_object_add(o, "unrepairable",
+			       json_blocks(k, &r->unrepairable));
 	return o;
 }
 
@@ -239,11 +246,11 @@ static struct dmt_progress check_begin(void *ctx, enum dmt_verity_stage s)
 	if (s == DMT_VERITY_STAGE_VERIFY || s == DMT_VERITY_STAGE_REVERIFY)
 		dev = c->args[0];
 	else if (s == DMT_VERITY_STAGE_FEC)
-		dev = VAL(c, OPT_FEC_DEVICE);
+		dev = cli_str(c->cli, OPT_FEC_DEVICE);
 	else
 		return none;
 	tool_progress_init(&c->prog, dev, "verified", c->prog_freq,
-			   GIVEN(c, OPT_PROG_JSON));
+			   cli_given(c->cli, OPT_PROG_JSON));
 	return tool_progress_hook(&c->prog);
 }
 
@@ -289,12 +296,12 @@ static int check_error(struct check_ctx *k, const struct dmt_reason *why,
 		return tool_exit_code(err);
 	}
 	if (why->code)
-		return fec_layout_error(c, why, err);
+		return vt_fec_layout_error(c, why, err);
 	if (c->stage == DMT_VERITY_STAGE_FEC)
-		return lib_error(NULL, VAL(c, OPT_FEC_DEVICE), err);
+		return vt_lib_error(NULL, cli_str(c->cli, OPT_FEC_DEVICE), err);
 	if (c->stage == DMT_VERITY_STAGE_SYNC)
-		return lib_error(NULL, c->args[0], err);
-	return lib_error(k->res.error_path, c->args[0], err);
+		return vt_lib_error(NULL, c->args[0], err);
+	return vt_lib_error(k->res.error_path, c->args[0], err);
 }
 
 /* The outcome, once dmt_verity_check() returned 0 or -EBADMSG. */
@@ -333,34 +340,34 @@ static int check_outcome(struct check_ctx *k, int err)
 static int check_setup(struct check_ctx *k)
 {
 	struct vt *c = k->c;
-	struct files *f = k->f;
+	struct vt_files *f = k->f;
 	struct dmt_verity_fec fec;
 	struct dmt_reason why = { 0 };
 	int rc, err;
 
-	rc = load_params(c, f);
+	rc = vt_load_params(c, f);
 	if (!rc)
-		rc = fec_block_sizes(c);
+		rc = vt_fec_block_sizes(c);
 	if (!rc)
-		rc = resolve_data(c, f);
+		rc = vt_resolve_data(c, f);
 	if (!rc)
-		rc = get_root(c, dmt_verity_digest_size(c->p.hash_name),
+		rc = vt_get_root(c, dmt_verity_digest_size(c->p.hash_name),
 			      k->root);
 	if (rc)
 		return rc;
 	dmt_verity_geometry(&c->p, &k->g);
-	debug_geometry(c, &k->g);
+	vt_debug_geometry(c, &k->g);
 	if (c->fec) {
-		fec = fec_opts_for(c, f);
+		fec = vt_fec_opts_for(c, f);
 		err = dmt_verity_fec_layout(&c->p, f->data, f->hash, &fec,
 					    true, &c->fl, &why);
 		if (err)
-			return fec_layout_error(c, &why, err);
+			return vt_fec_layout_error(c, &why, err);
 		c->have_fl = true;
-		debug_fec(c);
+		vt_debug_fec(c);
 	}
-	if (GIVEN(c, OPT_SIG))
-		rc = check_signature(c, k->root, k->g.digest_size);
+	if (cli_given(c->cli, OPT_SIG))
+		rc = vt_check_signature(c, k->root, k->g.digest_size);
 	return rc;
 }
 
@@ -371,39 +378,41 @@ static int check_setup(struct check_ctx *k)
  * writes every correction proven up to the root hash (and rewrites
  * damaged parity), then the tree again from the files.
  */
-int act_check(struct vt *c)
+int vt_cmd_check(struct cli *cl)
 {
+	struct vt *c = cl->priv;
 	struct check_ctx k = { .c = c, .repair = c->act == ACT_REPAIR };
 	struct dmt_verity_stages st = { check_begin, check_end, &k };
 	struct dmt_verity_fec fec;
 	struct dmt_reason why = { 0 };
-	struct files f;
+	struct vt_files f;
 	int rc, err;
 
 	k.f = &f;
-	rc = tree_opts(c);
+	rc = vt_tree_opts(c);
 	if (!rc)
-		rc = fec_opts(c);
+		rc = vt_fec_opts(c);
 	if (!rc)
-		rc = sign_opts(c);
+		rc = vt_sign_opts(c);
 	if (rc)
 		return rc;
 	if (k.repair && !c->fec)
-		return usage_error("repair needs --fec-device.");
-	if (c->p.no_superblock && !GIVEN(c, OPT_SALT))
-		return usage_error(k.repair ? "repair --no-superblock needs "
+		return vt_usage_error("repair needs --fec-device.");
+	if (c->p.no_superblock && !cli_given(c->cli, OPT_SALT))
+		return vt_usage_error(k.repair ? "repair --no-superblock needs "
 					      "--salt (- for none)."
 					    : "verify --no-superblock needs "
 					      "--salt (- for none).");
-	rc = check_params(c);
+	rc = vt_check_params(c);
 	if (!rc)
-		rc = open_files(c, &f, k.repair ? OPEN_REPAIR : OPEN_READ);
+		rc = vt_open_files(c, &f,
+				   k.repair ? VT_OPEN_REPAIR : VT_OPEN_READ);
 	if (rc)
 		return rc;
 	rc = check_setup(&k);
 	if (rc)
 		goto out;
-	fec = fec_opts_for(c, &f);
+	fec = vt_fec_opts_for(c, &f);
 	err = dmt_verity_check(&c->p, f.data, f.hash, &fec, k.root,
 			       k.g.digest_size,
 			       k.repair ? DMT_VERITY_CHECK_REPAIR : 0, &st,
@@ -414,6 +423,6 @@ int act_check(struct vt *c)
 		rc = check_outcome(&k, err);
 out:
 	dmt_verity_check_result_free(&k.res);
-	close_files(&f);
+	vt_close_files(&f);
 	return rc;
 }

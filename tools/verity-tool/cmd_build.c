@@ -20,13 +20,14 @@
 static int make_salt_uuid(struct vt *c)
 {
 	struct dmt_verity_params *p = &c->p;
-	const char *seed = VAL(c, OPT_SEED);
+	const char *seed = cli_str(c->cli, OPT_SEED);
 	uuid_t u;
 
-	if (seed && (GIVEN(c, OPT_SALT) || GIVEN(c, OPT_UUID)))
-		return usage_error("--seed derives salt and UUID: do not "
+	if (seed &&
+	    (cli_given(c->cli, OPT_SALT) || cli_given(c->cli, OPT_UUID)))
+		return vt_usage_error("--seed derives salt and UUID: do not "
 				   "combine it with --salt or --uuid.");
-	if (!GIVEN(c, OPT_SALT)) {
+	if (!cli_given(c->cli, OPT_SALT)) {
 		p->salt_size = 32;
 		if (seed ? tool_seed_derive(seed, "verity-salt", p->salt, 32)
 			 : getrandom(p->salt, 32, 0) != 32) {
@@ -34,15 +35,15 @@ static int make_salt_uuid(struct vt *c)
 			return TOOL_EXIT_DEVICE;
 		}
 	}
-	if (GIVEN(c, OPT_UUID)) {
-		if (uuid_parse(VAL(c, OPT_UUID), u)) {
+	if (cli_given(c->cli, OPT_UUID)) {
+		if (uuid_parse(cli_str(c->cli, OPT_UUID), u)) {
 			tool_err("Wrong VERITY UUID format provided on device "
 				 "%s.", c->args[1]);
 			return TOOL_EXIT_USAGE;
 		}
 		memcpy(p->uuid, u, 16);
 		snprintf(c->uuid_text, sizeof(c->uuid_text), "%s",
-			 VAL(c, OPT_UUID));
+			 cli_str(c->cli, OPT_UUID));
 	} else {
 		if (seed) {
 			if (tool_seed_uuid(seed, "verity-uuid", p->uuid)) {
@@ -64,7 +65,7 @@ static int make_salt_uuid(struct vt *c)
 /* build's outputs besides the images */
 enum { OUT_ROOT, OUT_SIG, OUT_SIDE_ROOT, OUT_SIDE_SIG, OUT_N };
 
-const char *const out_what[OUT_N] = {
+static const char *const out_what[OUT_N] = {
 	"root hash file", "root hash signature", "root hash sidecar",
 	"root hash signature sidecar",
 };
@@ -72,15 +73,15 @@ const char *const out_what[OUT_N] = {
 /* Paths of the outputs asked for (malloc'ed; NULL when not). */
 static int out_paths(struct vt *c, char *paths[OUT_N])
 {
-	bool sign = GIVEN(c, OPT_SIGN_KEY);
+	bool sign = cli_given(c->cli, OPT_SIGN_KEY);
 	char *verity = NULL;
 	int err = 0;
 
-	if (GIVEN(c, OPT_ROOT_FILE))
-		paths[OUT_ROOT] = strdup(VAL(c, OPT_ROOT_FILE));
-	if (GIVEN(c, OPT_SIG))
-		paths[OUT_SIG] = strdup(VAL(c, OPT_SIG));
-	if (GIVEN(c, OPT_SIDECAR)) {
+	if (cli_given(c->cli, OPT_ROOT_FILE))
+		paths[OUT_ROOT] = strdup(cli_str(c->cli, OPT_ROOT_FILE));
+	if (cli_given(c->cli, OPT_SIG))
+		paths[OUT_SIG] = strdup(cli_str(c->cli, OPT_SIG));
+	if (cli_given(c->cli, OPT_SIDECAR)) {
 		err = dmt_sidecar_path(c->args[0], DMT_SIDECAR_ROOTHASH,
 				       &paths[OUT_SIDE_ROOT]);
 		if (!err && sign)
@@ -95,14 +96,14 @@ static int out_paths(struct vt *c, char *paths[OUT_N])
 				       err);
 			return tool_exit_code(err);
 		}
-		if (!same_target(verity, c->args[1]))
+		if (!vt_same_target(verity, c->args[1]))
 			tool_info("%s: note: systemd looks for the hash tree "
 				  "of %s in %s.", tool_name, c->args[0],
 				  verity);
 		free(verity);
 	}
-	if ((GIVEN(c, OPT_ROOT_FILE) && !paths[OUT_ROOT]) ||
-	    (GIVEN(c, OPT_SIG) && !paths[OUT_SIG])) {
+	if ((cli_given(c->cli, OPT_ROOT_FILE) && !paths[OUT_ROOT]) ||
+	    (cli_given(c->cli, OPT_SIG) && !paths[OUT_SIG])) {
 		tool_err("Out of memory.");
 		return TOOL_EXIT_NOMEM;
 	}
@@ -118,13 +119,14 @@ static struct dmt_progress format_begin(void *ctx, enum dmt_verity_stage s)
 
 	c->stage = s;
 	if (s == DMT_VERITY_STAGE_TREE) {
-		tool_progress_init(&c->prog, c->args[0], "hashed",
-				   c->prog_freq, GIVEN(c, OPT_PROG_JSON));
+		tool_progress_init(&c->prog, c->args[0], "hashed", c->prog_freq,
+				   cli_given(c->cli, OPT_PROG_JSON));
 	} else if (s == DMT_VERITY_STAGE_FEC_ENCODE) {
 		c->have_fl = true;
-		debug_fec(c);
-		tool_progress_init(&c->prog, VAL(c, OPT_FEC_DEVICE), "encoded",
-				   c->prog_freq, GIVEN(c, OPT_PROG_JSON));
+		vt_debug_fec(c);
+		tool_progress_init(&c->prog, cli_str(c->cli, OPT_FEC_DEVICE),
+				   "encoded", c->prog_freq,
+				   cli_given(c->cli, OPT_PROG_JSON));
 	} else {
 		return none;
 	}
@@ -140,34 +142,34 @@ static void format_end(void *ctx, enum dmt_verity_stage s, int err)
 }
 
 /* dmt_verity_format(): tree, FEC, superblock (veritysetup's order). */
-static int format_images(struct vt *c, struct files *f,
+static int format_images(struct vt *c, struct vt_files *f,
 			 struct dmt_verity_result *res)
 {
 	struct dmt_verity_stages st = { format_begin, format_end, c };
-	struct dmt_verity_fec fec = fec_opts_for(c, f);
+	struct dmt_verity_fec fec = vt_fec_opts_for(c, f);
 	struct dmt_verity_geometry g;
 	struct dmt_reason why = { 0 };
 	int err;
 
 	dmt_verity_geometry(&c->p, &g);
-	debug_geometry(c, &g);
+	vt_debug_geometry(c, &g);
 	c->stage = DMT_VERITY_STAGE_TREE;
 	err = dmt_verity_format(&c->p, f->data, f->hash, &fec, &st, res,
 				&c->fl, &why);
 	if (!err)
 		return 0;
 	if (why.code)
-		return fec_layout_error(c, &why, err);
+		return vt_fec_layout_error(c, &why, err);
 	if (c->stage == DMT_VERITY_STAGE_FEC_ENCODE)
-		return lib_error(NULL, VAL(c, OPT_FEC_DEVICE), err);
+		return vt_lib_error(NULL, cli_str(c->cli, OPT_FEC_DEVICE), err);
 	if (c->stage == DMT_VERITY_STAGE_SUPERBLOCK)
-		return lib_error(NULL, c->args[1], err);
-	return lib_error(res->error_path, c->args[1], err);
+		return vt_lib_error(NULL, c->args[1], err);
+	return vt_lib_error(res->error_path, c->args[1], err);
 }
 
 /* Root hash file, signature and sidecars, then every new file renamed
  * into place (the images first). */
-static int write_outputs(struct vt *c, struct files *f,
+static int write_outputs(struct vt *c, struct vt_files *f,
 			 const struct dmt_verity_result *res,
 			 struct dmt_file outs[OUT_N], char *paths[OUT_N])
 {
@@ -177,30 +179,31 @@ static int write_outputs(struct vt *c, struct files *f,
 	int rc = 0, i;
 
 	tool_hex(res->root_hash, res->root_hash_size, root_hex);
-	if (GIVEN(c, OPT_SIGN_KEY))
-		rc = sign_root(c, root_hex, &sig, &sig_len);
+	if (cli_given(c->cli, OPT_SIGN_KEY))
+		rc = vt_sign_root(c, root_hex, &sig, &sig_len);
 	for (i = 0; i < OUT_N && !rc; i++) {
 		if (!paths[i])
 			continue;
 		if (i == OUT_ROOT || i == OUT_SIDE_ROOT)
-			rc = write_root_file(&outs[i], res->root_hash,
+			rc = vt_write_root_file(&outs[i], res->root_hash,
 					     res->root_hash_size);
 		else
-			rc = write_out(&outs[i], sig, sig_len);
+			rc = vt_write_out(&outs[i], sig, sig_len);
 	}
 	free(sig);
 	if (rc)
 		return rc;
 	/* veritysetup syncs the images too; new files are renamed */
-	rc = commit(f->hash, f->created, c->args[1]);
+	rc = vt_commit(f->hash, f->created, c->args[1]);
 	if (!rc && f->data != f->hash && f->data_rw)
-		rc = commit(f->data, false, c->args[0]);
+		rc = vt_commit(f->data, false, c->args[0]);
 	if (!rc && f->fec == &f->fec_f)
-		rc = commit(f->fec, f->fec_created, VAL(c, OPT_FEC_DEVICE));
+		rc = vt_commit(f->fec, f->fec_created,
+			       cli_str(c->cli, OPT_FEC_DEVICE));
 	/* in-place outputs were synced by write_out: this renames new ones */
 	for (i = 0; i < OUT_N && !rc; i++)
 		if (paths[i])
-			rc = commit(&outs[i], true, paths[i]);
+			rc = vt_commit(&outs[i], true, paths[i]);
 	return rc;
 }
 
@@ -210,45 +213,46 @@ static int build_setup(struct vt *c, struct dmt_file outs[OUT_N],
 {
 	int rc, i;
 
-	rc = tree_opts(c);
+	rc = vt_tree_opts(c);
 	if (!rc)
-		rc = fec_opts(c);
+		rc = vt_fec_opts(c);
 	if (!rc)
-		rc = sign_opts(c);
+		rc = vt_sign_opts(c);
 	if (!rc)
 		rc = make_salt_uuid(c);
 	if (!rc)
-		rc = check_params(c);
+		rc = vt_check_params(c);
 	if (!rc)
-		rc = fec_block_sizes(c);
+		rc = vt_fec_block_sizes(c);
 	if (!rc)
 		rc = out_paths(c, paths);
-	if (!rc && GIVEN(c, OPT_SIGN_KEY))
-		rc = sign_probe(c, dmt_verity_digest_size(c->p.hash_name));
+	if (!rc && cli_given(c->cli, OPT_SIGN_KEY))
+		rc = vt_sign_probe(c, dmt_verity_digest_size(c->p.hash_name));
 	for (i = 0; i < OUT_N && !rc; i++)
 		if (paths[i])
-			rc = open_out(c, paths[i], out_what[i], &outs[i]);
+			rc = vt_open_out(c, paths[i], out_what[i], &outs[i]);
 	return rc;
 }
 
-int act_build(struct vt *c)
+int vt_cmd_build(struct cli *cl)
 {
+	struct vt *c = cl->priv;
 	struct dmt_file outs[OUT_N];
 	struct dmt_verity_result res;
 	char *paths[OUT_N] = { NULL };
 	bool opened = false;
-	struct files f;
+	struct vt_files f;
 	int rc, i;
 
 	for (i = 0; i < OUT_N; i++)
 		dmt_file_init(&outs[i]);
 	rc = build_setup(c, outs, paths);
 	if (!rc) {
-		rc = open_files(c, &f, OPEN_BUILD);
+		rc = vt_open_files(c, &f, VT_OPEN_BUILD);
 		opened = !rc;
 	}
 	if (!rc)
-		rc = resolve_data(c, &f);
+		rc = vt_resolve_data(c, &f);
 	if (!rc)
 		rc = format_images(c, &f, &res);
 	if (!rc)
@@ -263,12 +267,12 @@ int act_build(struct vt *c)
 		     res.geo.data_blocks, res.zero_blocks, res.engine,
 		     c->p.threads, c->p.threads == 1 ? "" : "s");
 	if (c->cli->json)
-		rc = json_build(c, &res);
+		rc = vt_json_build(c, &res);
 	else
-		print_header(c, c->args[1], &res.geo, res.root_hash);
+		vt_print_header(c, c->args[1], &res.geo, res.root_hash);
 out:
 	if (opened)
-		close_files(&f);
+		vt_close_files(&f);
 	for (i = 0; i < OUT_N; i++) {
 		dmt_file_close(&outs[i]);
 		free(paths[i]);

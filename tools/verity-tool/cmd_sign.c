@@ -28,29 +28,34 @@ static int sign_error(const char *key, const char *cert, bool pass, int err)
 }
 
 /* Builds the signature of root (ds bytes) with --sign-key/--key. */
-int sign_root(const struct vt *c, const char *root_hex,
+int vt_sign_root(const struct vt *c, const char *root_hex,
 		     uint8_t **sig, size_t *len)
 {
-	const char *key = VAL(c, c->act == ACT_SIGN ? OPT_KEY : OPT_SIGN_KEY);
-	const char *cert = VAL(c, c->act == ACT_SIGN ? OPT_CERT
+	const char *key =
+		cli_str(c->cli, c->act == ACT_SIGN ? OPT_KEY : OPT_SIGN_KEY);
+	const char *cert = cli_str(c->cli, c->act == ACT_SIGN ? OPT_CERT
 						     : OPT_SIGN_CERT);
 	struct tool_secret pass = { 0 };
 	int err;
 
-	if (GIVEN(c, OPT_PASS_FILE)) {
-		/* --key-passphrase-file: its first line, tools/common/secret.h */
-		err = tool_read_passphrase_line(VAL(c, OPT_PASS_FILE), &pass);
+	if (cli_given(c->cli, OPT_PASS_FILE)) {
+		/* --key-passphrase-file: its first line, tools/common/secret.h
+		 */
+		err = tool_read_passphrase_line(cli_str(c->cli, OPT_PASS_FILE),
+						&pass);
 		if (err)
 			return tool_exit_code(err);
 	}
 	err = dmt_sign_root_hash(key, cert, (const char *)pass.p, root_hex, sig,
 				 len);
 	tool_secret_free(&pass);
-	return err ? sign_error(key, cert, GIVEN(c, OPT_PASS_FILE), err) : 0;
+	return err ? sign_error(key, cert, cli_given(c->cli, OPT_PASS_FILE),
+				err)
+		   : 0;
 }
 
 /* build: a key that cannot sign fails before the tree is built. */
-int sign_probe(const struct vt *c, size_t ds)
+int vt_sign_probe(const struct vt *c, size_t ds)
 {
 	char zero[2 * DMT_DIGEST_MAX + 1];
 	uint8_t *sig = NULL;
@@ -59,16 +64,17 @@ int sign_probe(const struct vt *c, size_t ds)
 
 	memset(zero, '0', 2 * ds);
 	zero[2 * ds] = '\0';
-	rc = sign_root(c, zero, &sig, &len);
+	rc = vt_sign_root(c, zero, &sig, &len);
 	free(sig);
 	return rc;
 }
 
 /* verify, repair: --root-hash-signature over the root hash, --cert. */
-int check_signature(const struct vt *c, const uint8_t *root,
+int vt_check_signature(const struct vt *c, const uint8_t *root,
 			   size_t ds)
 {
-	const char *path = VAL(c, OPT_SIG), *cert = VAL(c, OPT_CERT);
+	const char *path = cli_str(c->cli, OPT_SIG),
+		   *cert = cli_str(c->cli, OPT_CERT);
 	char text[2 * DMT_DIGEST_MAX + 1];
 	uint8_t *sig = NULL;
 	size_t len;
@@ -108,18 +114,18 @@ static int sign_root_text(struct vt *c, char text[2 * DMT_DIGEST_MAX + 1])
 	size_t len = 0;
 	int err;
 
-	if (GIVEN(c, OPT_ROOT_FILE) == (arg != NULL))
-		return usage_error("sign needs either <root_hash> or "
+	if (cli_given(c->cli, OPT_ROOT_FILE) == (arg != NULL))
+		return vt_usage_error("sign needs either <root_hash> or "
 				   "--root-hash-file.");
 	if (arg) {
 		len = strlen(arg);
 		if (len <= 2 * DMT_DIGEST_MAX)
 			memcpy(text, arg, len);
 	} else {
-		err = tool_read_small_file(VAL(c, OPT_ROOT_FILE), 0, 4096, &raw,
-					 &len);
+		err = tool_read_small_file(cli_str(c->cli, OPT_ROOT_FILE), 0,
+					   4096, &raw, &len);
 		if (err && err != -EINVAL) {
-			tool_err_errno(VAL(c, OPT_ROOT_FILE),
+			tool_err_errno(cli_str(c->cli, OPT_ROOT_FILE),
 				       "cannot read the root hash", err);
 			return tool_exit_code(err);
 		}
@@ -142,8 +148,9 @@ static int sign_root_text(struct vt *c, char text[2 * DMT_DIGEST_MAX + 1])
 	return 0;
 }
 
-int act_sign(struct vt *c)
+int vt_cmd_sign(struct cli *cl)
 {
+	struct vt *c = cl->priv;
 	const char *out = c->args[c->nargs - 1];
 	char root[2 * DMT_DIGEST_MAX + 1];
 	struct dmt_file of;
@@ -152,21 +159,21 @@ int act_sign(struct vt *c)
 	int rc;
 
 	dmt_file_init(&of);
-	rc = sign_opts(c);
+	rc = vt_sign_opts(c);
 	if (!rc)
 		rc = sign_root_text(c, root);
-	if (!rc && GIVEN(c, OPT_ROOT_FILE) &&
-	    same_target(out, VAL(c, OPT_ROOT_FILE)))
-		rc = usage_error("The signature must not overwrite the root "
+	if (!rc && cli_given(c->cli, OPT_ROOT_FILE) &&
+	    vt_same_target(out, cli_str(c->cli, OPT_ROOT_FILE)))
+		rc = vt_usage_error("The signature must not overwrite the root "
 				 "hash file.");
 	if (!rc)
-		rc = open_out(c, out, "signature", &of);
+		rc = vt_open_out(c, out, "signature", &of);
 	if (!rc)
-		rc = sign_root(c, root, &sig, &len);
+		rc = vt_sign_root(c, root, &sig, &len);
 	if (!rc)
-		rc = write_out(&of, sig, len);
+		rc = vt_write_out(&of, sig, len);
 	if (!rc)	/* renames a new file (in place: nothing to do) */
-		rc = commit(&of, true, out);
+		rc = vt_commit(&of, true, out);
 	if (!rc)
 		tool_verbose("Signature of %s written to %s (%zu bytes).", root,
 			     out, len);
