@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: integrity-tool's option parsing and commands,
- * in-process: the tool's table (tools/integrity-tool, linked in without
- * its main.o) run by cli_main(), which keeps no state between runs.
+ * in-process: the tool's table (tools/integrity-tool/main.c compiled in,
+ * main() renamed; the other objects linked without main.o) run by
+ * cli_main(), which keeps no state between runs.
  * Fixtures: i (a 128 KiB formatted image), p (4 KiB payload), k (32-byte
  * key), e (empty).
  * Input: arguments, one per line.
@@ -13,7 +14,12 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+int integrity_tool_real_main(int argc, const char **argv);
+
 #include "tools/integrity-tool/it.h"
+#define main integrity_tool_real_main
+#include "tools/integrity-tool/main.c"
+#undef main
 
 #include "cli_harness.h"
 

@@ -12,13 +12,15 @@ int verity_tool_main(int argc, const char **argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#include "tools/verity-tool/build.c"
-#include "tools/verity-tool/check.c"
+#include "tools/verity-tool/cmd_build.c"
+#include "tools/verity-tool/cmd_check.c"
+#include "tools/verity-tool/cmd_dump.c"
+#include "tools/verity-tool/cmd_sign.c"
+#include "tools/verity-tool/cmd_size.c"
 #include "tools/verity-tool/files.c"
-#include "tools/verity-tool/info.c"
-#include "tools/verity-tool/opts.c"
+#include "tools/verity-tool/options.c"
 #include "tools/verity-tool/output.c"
-#include "tools/verity-tool/sign.c"
+#include "tools/verity-tool/reasons.c"
 #define main verity_tool_main
 #include "tools/verity-tool/main.c"
 #undef main

@@ -328,7 +328,7 @@ bool ct_auth_header(struct cli *c)
 }
 
 /* The failing sectors: stdout, one a line (the first few), and a count. */
-static void report_bad(struct cli *c, const struct dmt_auth_result *r,
+void ct_auth_report_bad(struct cli *c, const struct dmt_auth_result *r,
 		       const char *what)
 {
 	struct ct *ct = ct_of(c);
@@ -342,7 +342,7 @@ static void report_bad(struct cli *c, const struct dmt_auth_result *r,
 			 r->bad > r->n_first_bad ? "the first" : "all", what);
 }
 
-static void result_json(struct cli *c, const struct dmt_auth_result *r,
+void ct_auth_result_json(struct cli *c, const struct dmt_auth_result *r,
 			const char *out)
 {
 	struct ct *ct = ct_of(c);
@@ -380,7 +380,7 @@ static void result_json(struct cli *c, const struct dmt_auth_result *r,
 
 /* An image with an integrity segment into im (after ct_luks2_unlock),
  * progress under name. */
-static void auth_image(struct cli *c, struct dmt_auth_image *im,
+void ct_auth_image(struct cli *c, struct dmt_auth_image *im,
 		       const char *name, const char *verb)
 {
 	struct ct *ct = ct_of(c);
@@ -395,45 +395,6 @@ static void auth_image(struct cli *c, struct dmt_auth_image *im,
 	im->progress = tool_progress_hook(&ct->progress);
 }
 
-int ct_cmd_check(struct cli *c)
-{
-	struct ct *ct = ct_of(c);
-	struct dmt_auth_image im;
-	struct dmt_auth_result r;
-	int err;
-
-	err = dmt_file_open(&ct->image_file, ct->image,
-			    DMT_OPEN_READ | DMT_OPEN_LOCK);
-	if (err) {
-		tool_err_errno(ct->image, "cannot read the image", err);
-		return err;
-	}
-	err = ct_luks2_unlock(c);
-	if (err)
-		return err;
-	if (!ct_auth_header(c)) {
-		tool_err("%s: the LUKS2 header has no integrity segment (nothing to check)",
-			 ct->image);
-		return -EMEDIUMTYPE;
-	}
-	auth_image(c, &im, ct->image, "verified");
-	err = dmt_auth_check(&im, &r);
-	tool_progress_finish(&ct->progress, !err || err == -EBADMSG);
-	if (err == -EINTR)
-		return err;
-	if (err && err != -EBADMSG) {
-		ct_print_why(c, &r.reason, err, ct->image, "check failed");
-		return err;
-	}
-	report_bad(c, &r, "");
-	if (c->json)
-		result_json(c, &r, NULL);
-	else if (!err)
-		tool_info("%s: all %" PRIu64 " sectors authenticated", ct->image,
-			  r.sectors);
-	return err;
-}
-
 int ct_auth_decrypt(struct cli *c, const char *out)
 {
 	struct ct *ct = ct_of(c);
@@ -444,7 +405,7 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 
 	if (err)
 		return err;
-	auth_image(c, &im, ct->image, "written");
+	ct_auth_image(c, &im, ct->image, "written");
 	im.output = &ct->out_file;
 	im.allow_bad = allow;
 	err = dmt_auth_decrypt_image(&im, &r);
@@ -455,7 +416,7 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 		ct_print_why(c, &r.reason, err, ct->image, "decrypt failed");
 		return err;
 	}
-	report_bad(c, &r, allow ? "; written as decrypted (--allow-bad-sectors)" :
+	ct_auth_report_bad(c, &r, allow ? "; written as decrypted (--allow-bad-sectors)" :
 			   "; nothing written (--allow-bad-sectors writes them)");
 	/* refused: the output is never left under its name */
 	if (err && !allow)
@@ -464,6 +425,6 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 	if (done)
 		return done;
 	if (c->json)
-		result_json(c, &r, out);
+		ct_auth_result_json(c, &r, out);
 	return err;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * crypt-tool's pieces: the command and option indices of its table
- * (tool.c), the state the commands share (struct ct, the framework's
+ * (main.c), the state the commands share (struct ct, the framework's
  * c->priv: every secret it holds lives in locked memory and is wiped by
  * the cleanup), and the helpers of the other files.
  */
@@ -26,7 +26,7 @@ enum ct_cmd {
 	CMD_FORMAT, CMD_DECRYPT, CMD_DUMP, CMD_SIZE, CMD_CHECK, CMD_COUNT
 };
 
-/* Indices in the option table (tool.c), in --help order. */
+/* Indices in the option table (main.c), in --help order. */
 enum ct_opt {
 	O_TYPE, O_CIPHER, O_KEY_SIZE, O_SECTOR_SIZE, O_HASH, O_KEY_FILE,
 	O_KEYFILE_OFFSET, O_KEYFILE_SIZE, O_OFFSET, O_SKIP, O_IV_LARGE,
@@ -134,7 +134,7 @@ int ct_cmd_dump(struct cli *c);
 int ct_cmd_size(struct cli *c);
 int ct_cmd_check(struct cli *c);
 
-/* format.c: --data-from opened (differs from the image and --header). */
+/* cmd_format.c: --data-from opened (differs from the image and --header). */
 int ct_open_payload(struct cli *c, uint64_t *size);
 /* LUKS2 without --sector-size: 512-byte sectors, as luksFormat 2.6.1
  * reverts, when --offset (sectors) is no multiple of 4096 or the image's
@@ -145,7 +145,7 @@ int ct_luks2_default_sector(struct cli *c, struct ct_map *m, uint64_t need);
  * passphrase (asked twice on a terminal), the keyslot added to ct->luks. */
 int ct_luks2_keyslot(struct cli *c, struct dmt_luks2_keyslot_params *kp,
 		     int *keyslot);
-/* decrypt.c: the LUKS2 header of the image (or --header) loaded into
+/* cmd_decrypt.c: the LUKS2 header of the image (or --header) loaded into
  * ct->luks and unlocked with the passphrase (exit 2 when it is wrong). */
 int ct_luks2_unlock(struct cli *c);
 
@@ -157,5 +157,16 @@ int ct_auth_size(struct cli *c, uint64_t payload);
 int ct_auth_decrypt(struct cli *c, const char *out);
 /* Whether the loaded header has an integrity segment. */
 bool ct_auth_header(struct cli *c);
+/* What check (cmd_check.c) and decrypt share: the image with its
+ * integrity segment into im (after ct_luks2_unlock, progress under name),
+ * the failing sectors on stdout and stderr, the --json result. */
+struct dmt_auth_image;
+struct dmt_auth_result;
+void ct_auth_image(struct cli *c, struct dmt_auth_image *im,
+		   const char *name, const char *verb);
+void ct_auth_report_bad(struct cli *c, const struct dmt_auth_result *r,
+			const char *what);
+void ct_auth_result_json(struct cli *c, const struct dmt_auth_result *r,
+			 const char *out);
 
 #endif /* DMT_CRYPT_TOOL_CT_H */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fsverity-tool's pieces: the option and command indices of its table
- * (tool.c), the list of files a run digests (walk.c), the run over the
+ * (main.c), the option values (options.c), why a file failed
+ * (reasons.c), the list of files a run digests (walk.c), the run over the
  * library's batch interface (run.c) with its outputs (out.c), and the
- * commands (digest.c, sign.c).
+ * commands (cmd_digest.c, cmd_sign.c).
  */
 #ifndef DMT_FSVERITY_TOOL_FVT_H
 #define DMT_FSVERITY_TOOL_FVT_H
@@ -27,7 +28,7 @@
 
 enum fvt_cmd { CMD_DIGEST, CMD_SIGN, CMD_COUNT };
 
-/* Indices in the option table (tool.c), in --help order. */
+/* Indices in the option table (main.c), in --help order. */
 enum fvt_opt {
 	O_HASH_ALG, O_BLOCK_SIZE, O_SALT, O_COMPACT, O_FOR_BUILTIN_SIG,
 	O_OUT_TREE, O_OUT_DESC, O_OUT_DIR, O_KEY, O_CERT, O_PASS_FILE,
@@ -125,8 +126,9 @@ static inline struct fvt *fvt_of(struct cli *c)
 	return c->priv;
 }
 
-/* tool.c */
+/* options.c: the shared parameters into f->p; refused combinations */
 int fvt_params(struct cli *c);
+int fvt_combinations(struct cli *c);
 
 /* walk.c: the files of the arguments, -r and --files-from, in order.
  * fvt_plan() decides defer_stat (and starts the progress); fvt_collect()
@@ -184,7 +186,7 @@ int fvt_joint_outputs(struct cli *c);
 int fvt_out_dir_callbacks(struct cli *c, struct fvt_entry *e);
 int fvt_out_dir_finish(struct cli *c, struct fvt_entry *e, bool ok);
 
-/* digest.c: an entry's digest as JSON; one JSON line on stdout. */
+/* cmd_digest.c: an entry's digest as JSON; one JSON line on stdout. */
 struct json_object;
 struct json_object *fvt_entry_json(struct cli *c, const struct fvt_entry *e);
 void fvt_json_line(struct cli *c, struct json_object *j);

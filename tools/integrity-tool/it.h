@@ -38,7 +38,7 @@ enum it_opt {
 	O_COUNT
 };
 
-/* The tool's table (tool.c), for main() and the fuzz target. */
+/* The tool's table (main.c), for main() and the fuzz target. */
 extern const struct cli_tool integrity_tool;
 
 /* What the commands share (c->priv). */
@@ -87,11 +87,13 @@ void it_print_why(const struct cli *c, const struct dmt_integrity_result *r,
 bool it_reason_text(const struct cli *c, const struct dmt_reason *r,
 		    char *buf, size_t size);
 
-/* The commands (one file each). */
+/* The commands (one cmd_<name>.c each). */
 int it_cmd_format(struct cli *c);
 int it_cmd_check(struct cli *c);
 int it_cmd_recalculate(struct cli *c);
 int it_cmd_dump(struct cli *c);
 int it_cmd_size(struct cli *c);
+/* check's walk (cmd_check.c), recalculate's too */
+int it_check_run(struct cli *c, bool recalc);
 
 #endif /* DMT_INTEGRITY_TOOL_IT_H */

@@ -174,7 +174,7 @@ static int run_library(struct cli *c, bool recalc,
 	return err;
 }
 
-static int run(struct cli *c, bool recalc)
+int it_check_run(struct cli *c, bool recalc)
 {
 	struct it *it = it_of(c);
 	struct dmt_integrity_result r;
@@ -215,10 +215,5 @@ static int run(struct cli *c, bool recalc)
 
 int it_cmd_check(struct cli *c)
 {
-	return run(c, false);
-}
-
-int it_cmd_recalculate(struct cli *c)
-{
-	return run(c, true);
+	return it_check_run(c, false);
 }
