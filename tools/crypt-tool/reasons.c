@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* lib/crypt's reasons in crypt-tool's words (cryptsetup's where it has
- * one, "No key available with this passphrase."). */
+ * one, "No key available with this passphrase."); options are named
+ * through the option table (main.c), never spelled here. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,19 +11,27 @@
 
 #include "tools/crypt-tool/ct.h"
 
+/* An option's long name from the option table (main.c), for "--%s". */
+static const char *opt(const struct cli *c, int o)
+{
+	return c->tool->options[o].name;
+}
+
 static bool auth_text(const struct cli *c, const struct dmt_reason *r,
 		      char *buf, size_t size)
 {
 	switch (r->code) {
 	case DMT_REASON_AUTH_COMBINATION:
-		snprintf(buf, size, "--cipher %s with --integrity %s is not a supported combination (supported: %s)",
+		snprintf(buf, size, "--%s %s with --%s %s is not a supported combination (supported: %s)",
+			 opt(c, O_CIPHER),
 			 cli_str(c, O_CIPHER) ? cli_str(c, O_CIPHER) : "(none)",
+			 opt(c, O_INTEGRITY),
 			 cli_str(c, O_INTEGRITY) ? cli_str(c, O_INTEGRITY) : "(none)",
 			 dmt_auth_supported());
 		return true;
 	case DMT_REASON_AUTH_KEY_SIZE:
-		snprintf(buf, size, "--key-size: %" PRIu64 " bits is not valid for this cipher with --integrity",
-			 r->value * 8);
+		snprintf(buf, size, "--%s: %" PRIu64 " bits is not valid for this cipher with --%s",
+			 opt(c, O_KEY_SIZE), r->value * 8, opt(c, O_INTEGRITY));
 		return true;
 	case DMT_REASON_AUTH_TOO_SMALL:
 		snprintf(buf, size, "the payload (%" PRIu64 " bytes) needs a device of %" PRIu64 " bytes",
@@ -47,7 +56,8 @@ static bool auth_text(const struct cli *c, const struct dmt_reason *r,
 	return false;
 }
 
-static bool luks2_text(const struct dmt_reason *r, char *buf, size_t size)
+static bool luks2_text(const struct cli *c, const struct dmt_reason *r,
+		       char *buf, size_t size)
 {
 	switch (r->code) {
 	case DMT_REASON_LUKS2_NO_HEADER:
@@ -89,18 +99,20 @@ static bool luks2_text(const struct dmt_reason *r, char *buf, size_t size)
 	case DMT_REASON_LUKS2_JSON_SIZE:
 		snprintf(buf, size, "the LUKS2 metadata (%" PRIu64
 			 " bytes) does not fit the header (%" PRIu64
-			 "): raise --luks2-metadata-size", r->value, r->max);
+			 "): raise --%s", r->value, r->max,
+			 opt(c, O_METADATA_SIZE));
 		return true;
 	case DMT_REASON_LUKS2_WRONG_PASSPHRASE:
 		snprintf(buf, size, "No key available with this passphrase.");
 		return true;
 	case DMT_REASON_LUKS2_KEYSLOT:
-		snprintf(buf, size, "--key-slot %" PRIu64
-			 ": not a usable keyslot", r->value);
+		snprintf(buf, size, "--%s %" PRIu64 ": not a usable keyslot",
+			 opt(c, O_KEY_SLOT), r->value);
 		return true;
 	case DMT_REASON_LUKS2_NO_SPACE:
 		snprintf(buf, size, "no room in the keyslots area for a keyslot of %"
-			 PRIu64 " bytes (--luks2-keyslots-size)", r->value);
+			 PRIu64 " bytes (--%s)", r->value,
+			 opt(c, O_KEYSLOTS_SIZE));
 		return true;
 	case DMT_REASON_LUKS2_KDF:
 		snprintf(buf, size, "key derivation failed: %s",
@@ -120,27 +132,29 @@ static bool param_text(const struct cli *c, const struct dmt_reason *r,
 		       char *buf, size_t size)
 {
 	if (field_is(r, "uuid")) {
-		snprintf(buf, size, "--uuid: '%s' is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx in hex digits)",
-			 cli_str(c, O_UUID) ? cli_str(c, O_UUID) : "");
+		snprintf(buf, size, "--%s: '%s' is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx in hex digits)",
+			 opt(c, O_UUID), cli_str(c, O_UUID) ? cli_str(c, O_UUID) : "");
 		return true;
 	}
 	if (field_is(r, "metadata_size")) {
-		snprintf(buf, size, "--luks2-metadata-size: %" PRIu64 " bytes is not a LUKS2 header size (16k, 32k, 64k, 128k, 256k, 512k, 1m, 2m or 4m)",
-			 r->value);
+		snprintf(buf, size, "--%s: %" PRIu64 " bytes is not a LUKS2 header size (16k, 32k, 64k, 128k, 256k, 512k, 1m, 2m or 4m)",
+			 opt(c, O_METADATA_SIZE), r->value);
 		return true;
 	}
 	if (field_is(r, "keyslots_size") && r->code == DMT_REASON_BAD_VALUE) {
-		snprintf(buf, size, "--luks2-keyslots-size: %" PRIu64 " bytes: needs a multiple of 4096, at most 128m",
-			 r->value);
+		snprintf(buf, size, "--%s: %" PRIu64 " bytes: needs a multiple of 4096, at most 128m",
+			 opt(c, O_KEYSLOTS_SIZE), r->value);
 		return true;
 	}
 	if (field_is(r, "keyslots_size")) {
-		snprintf(buf, size, "--luks2-keyslots-size/--offset: no room for a keyslots area below the data offset");
+		snprintf(buf, size, "--%s/--%s: no room for a keyslots area below the data offset",
+			 opt(c, O_KEYSLOTS_SIZE), opt(c, O_OFFSET));
 		return true;
 	}
 	if (field_is(r, "data_offset") && r->code == DMT_REASON_TOO_SMALL) {
-		snprintf(buf, size, "--offset %" PRIu64 ": the data offset is inside the header (%" PRIu64 " bytes: 2 x --luks2-metadata-size at least, %" PRIu64 " sectors)",
-			 r->value / 512, r->min, r->min / 512);
+		snprintf(buf, size, "--%s %" PRIu64 ": the data offset is inside the header (%" PRIu64 " bytes: 2 x --%s at least, %" PRIu64 " sectors)",
+			 opt(c, O_OFFSET), r->value / 512, r->min,
+			 opt(c, O_METADATA_SIZE), r->min / 512);
 		return true;
 	}
 	return false;
@@ -149,6 +163,9 @@ static bool param_text(const struct cli *c, const struct dmt_reason *r,
 bool ct_reason_text(const struct cli *c, const struct dmt_reason *r,
 		    char *buf, size_t size)
 {
+	int key_opt = field_is(r, "keyslot.key_size") ? O_KEYSLOT_KEY_SIZE
+						      : O_KEY_SIZE;
+
 	switch (r->code) {
 	case DMT_REASON_CRYPT_CIPHER:
 		snprintf(buf, size, "cipher '%s' is not supported (supported: %s)",
@@ -156,25 +173,22 @@ bool ct_reason_text(const struct cli *c, const struct dmt_reason *r,
 		return true;
 	case DMT_REASON_CRYPT_KEY_SIZE:
 		if (r->min == r->max || !r->max)
-			snprintf(buf, size, "%s: %" PRIu64 " bits is not valid for this cipher",
-				 r->field && !strcmp(r->field, "keyslot.key_size") ?
-				 "--keyslot-key-size" : "--key-size", r->value * 8);
+			snprintf(buf, size, "--%s: %" PRIu64 " bits is not valid for this cipher",
+				 opt(c, key_opt), r->value * 8);
 		else
-			snprintf(buf, size, "%s: %" PRIu64 " bits is not valid for this cipher (%" PRIu64 "..%" PRIu64 " bits)",
-				 r->field && !strcmp(r->field, "keyslot.key_size") ?
-				 "--keyslot-key-size" : "--key-size",
-				 r->value * 8, r->min * 8, r->max * 8);
+			snprintf(buf, size, "--%s: %" PRIu64 " bits is not valid for this cipher (%" PRIu64 "..%" PRIu64 " bits)",
+				 opt(c, key_opt), r->value * 8, r->min * 8, r->max * 8);
 		return true;
 	case DMT_REASON_CRYPT_IV_OFFSET:
-		snprintf(buf, size, "--skip %" PRIu64
-			 " is not a multiple of the sector size with --iv-large-sectors",
-			 r->value);
+		snprintf(buf, size, "--%s %" PRIu64
+			 " is not a multiple of the sector size with --%s",
+			 opt(c, O_SKIP), r->value, opt(c, O_IV_LARGE));
 		return true;
 	case DMT_REASON_CRYPT_BACKEND:
 		snprintf(buf, size, "the cipher refused the key (an XTS key needs two different halves)");
 		return true;
 	}
-	return luks2_text(r, buf, size) || auth_text(c, r, buf, size) ||
+	return luks2_text(c, r, buf, size) || auth_text(c, r, buf, size) ||
 	       param_text(c, r, buf, size);
 }
 
