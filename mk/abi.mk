@@ -12,7 +12,8 @@
 #                        incompatible change also needs a new soname)
 #   make check-abi-test  check-abi fails on a removed export and on a member
 #                        inserted into a public struct (libraries relinked
-#                        in $(O)/abi-test/ from copies), passes unchanged
+#                        in $(O)/abi-test/ from copies, removed when the
+#                        test passes), passes unchanged
 # `make check` runs check-abi and check-abi-test when abidw is installed.
 # The baseline is x86-64's (sizes and offsets are the architecture's).
 
@@ -68,6 +69,7 @@ check-abi-test: $(SHLIB) $(O)/libdmt.map | abi-deps
 	$(Q)$(ABI_LINK) -Wl,--version-script=$(ABI_T)/removed/libdmt.map \
 		-o $(ABI_T)/removed/libdmt.so.0 $(LIB_PIC_OBJS) $(LIB_DEP_LIBS)
 	$(Q)sh abi/abi-test.sh $(ABI_T) $(SHLIB) $(O)/libdmt.map $(ABI_SYMBOLS)
+	$(Q)rm -rf $(ABI_T)
 
 # make check: both (HAVE_ABIDW is probed again once the check step has
 # installed the packages: make restarts), or one line saying why not
