@@ -12,7 +12,7 @@
  * Build: cc -o fsverity_digest fsverity_digest.c \
  *		$(pkg-config --cflags --libs libdmt)
  */
-#define _XOPEN_SOURCE 700	/* nftw */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include <dmt/fsverity.h>
 #include <dmt/io.h>
 
@@ -42,14 +42,14 @@ static int done(void *ctx, const struct dmt_fsverity_result *res)
 			printf("%02x", res->digest.digest[i]);
 		printf(" %s\n", res->path);
 	}
-	free(res->user);	/* the path we queued (res->path is it) */
+	free(res->user); /* the path we queued (res->path is it) */
 	return 0;
 }
 
 static int visit(const char *path, const struct stat *st, int type,
 		 struct FTW *ftw)
 {
-	struct dmt_fsverity_file f = { .fd = -1, .size = UINT64_MAX };
+	struct dmt_fsverity_file f = {.fd = -1, .size = UINT64_MAX};
 
 	(void)st;
 	(void)ftw;
@@ -68,12 +68,12 @@ static int visit(const char *path, const struct stat *st, int type,
 int main(int argc, char **argv)
 {
 	struct dmt_fsverity_batch_params bp = {
-		.tree = { .version = 1,
-			  .hash_algorithm = DMT_FSVERITY_HASH_SHA256,
-			  .block_size = 4096 },
+		.tree = {.version = 1,
+			 .hash_algorithm = DMT_FSVERITY_HASH_SHA256,
+			 .block_size = 4096},
 		.done = done,
 	};
-	struct dmt_reason why = { 0 };
+	struct dmt_reason why = {0};
 	int err;
 
 	if (argc != 2) {

@@ -20,8 +20,8 @@
 
 int main(int argc, char **argv)
 {
-	struct dmt_integrity_opts o = { 0 };
-	struct dmt_integrity_result r = { 0 };
+	struct dmt_integrity_opts o = {0};
+	struct dmt_integrity_result r = {0};
 	struct dmt_file image;
 	char *end;
 	unsigned long mib;
@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	o.layout.fix_padding = true;
 	o.layout.fix_hmac = true;
 	o.device_size = (uint64_t)mib << 20;
-	o.threads = 0;			/* inline; dmt_default_threads() for all */
+	o.threads = 0; /* inline; dmt_default_threads() for all */
 
 	/* algorithms and keys first, before a file exists */
 	err = dmt_integrity_opts_check(&o, &r.reason);
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 	o.meta = &image;
 	o.created = true;
 	err = dmt_integrity_format(&o, &r);
-	dmt_file_close(&image);	/* unlinks the temporary file on failure */
+	dmt_file_close(&image); /* unlinks the temporary file on failure */
 out:
 	if (err) {
 		fprintf(stderr, "integrity_image: %s", dmt_strerror(err));

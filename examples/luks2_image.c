@@ -41,19 +41,21 @@ static ssize_t read_passphrase(char *buf)
 			return (ssize_t)n;
 		n += (size_t)got;
 	}
-	return -1;		/* too long */
+	return -1; /* too long */
 }
 
 int main(int argc, char **argv)
 {
-	struct dmt_luks2_params p = { .cipher = "aes-xts-plain64",
-				      .volume_key_size = 64 };
+	struct dmt_luks2_params p = {.cipher = "aes-xts-plain64",
+				     .volume_key_size = 64};
 	struct dmt_luks2_keyslot_params kp = {
 		.keyslot = -1,
-		.pbkdf = { .type = "argon2id", .iterations = 4,
-			   .memory_kb = 65536, .parallel = 1 },
+		.pbkdf = {.type = "argon2id",
+			  .iterations = 4,
+			  .memory_kb = 65536,
+			  .parallel = 1},
 	};
-	struct dmt_reason why = { 0 };
+	struct dmt_reason why = {0};
 	struct dmt_luks2 *h = NULL;
 	struct dmt_file image;
 	char *pass;
@@ -66,9 +68,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (argc == 3)
-		kp.pbkdf = (struct dmt_luks2_pbkdf){ .type = "pbkdf2",
-						     .hash = "sha256",
-						     .iterations = 100000 };
+		kp.pbkdf = (struct dmt_luks2_pbkdf){.type = "pbkdf2",
+						    .hash = "sha256",
+						    .iterations = 100000};
 	/* secrets in locked memory, wiped when freed */
 	pass = dmt_secure_alloc(PASS_MAX);
 	if (!pass) {
@@ -77,7 +79,8 @@ int main(int argc, char **argv)
 	}
 	len = read_passphrase(pass);
 	if (len <= 0) {
-		fprintf(stderr, "luks2_image: no passphrase on standard input\n");
+		fprintf(stderr,
+			"luks2_image: no passphrase on standard input\n");
 		dmt_secure_free(pass);
 		return 2;
 	}
@@ -106,7 +109,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "luks2_image: %s%s%s\n", dmt_strerror(err),
 			why.field ? ": " : "", why.field ? why.field : "");
 	dmt_file_close(&image);
-	dmt_luks2_free(h);	/* wipes the volume key */
+	dmt_luks2_free(h); /* wipes the volume key */
 	dmt_secure_free(pass);
 	return err ? 1 : 0;
 }

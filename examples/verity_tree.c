@@ -45,8 +45,8 @@ static int parse_hex(const char *s, uint8_t *out, size_t max, size_t *n)
 int main(int argc, char **argv)
 {
 	struct dmt_verity_params p;
-	struct dmt_verity_result res = { 0 };
-	struct dmt_reason why = { 0 };
+	struct dmt_verity_result res = {0};
+	struct dmt_reason why = {0};
 	struct dmt_file data, hash;
 	int err;
 

@@ -47,7 +47,7 @@ for e in verity_tree fsverity_digest integrity_image luks2_image; do
 	[ "$so" = "$lib/libdmt.so.0" ] || fail "$e loads libdmt from '$so', want $lib/libdmt.so.0"
 done
 [ "$failed" = 0 ] || exit 1
-ok "4 examples built with pkg-config --cflags --libs libdmt"
+ok "4 examples built with pkg-config --cflags --libs libdmt: $cflags $libs"
 
 # ---- dm-verity ----
 d=$dir/verity
