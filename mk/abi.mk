@@ -7,8 +7,9 @@
 #                        lists (the version script made from the headers,
 #                        the library, the baseline, debian/libdmt0.symbols)
 #                        disagree
-#   make abi-baseline    rewrite abi/libdmt.so.0.abi from the built library
-#                        (commit it with the change that needs it; an
+#   make abi-baseline    rewrite abi/libdmt.so.0.abi from the built library,
+#                        and debian/libdmt0.symbols (make debian-symbols):
+#                        commit both with the change that needs them (an
 #                        incompatible change also needs a new soname)
 #   make check-abi-test  check-abi fails on a removed export and on a member
 #                        inserted into a public struct (libraries relinked
@@ -37,10 +38,11 @@ check-abi: $(SHLIB) $(O)/libdmt.map | abi-deps
 	$(Q)sh abi/abi.sh check $(ABI_BASELINE) $(SHLIB) $(O)/libdmt.map \
 		$(ABI_SYMBOLS) include/dmt
 
-abi-baseline: $(SHLIB) | abi-deps
+# one command for a meant change: the baseline and the symbols file
+abi-baseline: $(SHLIB) debian-symbols | abi-deps
 	$(Q)sh abi/abi.sh dump $(SHLIB) $(ABI_BASELINE).tmp include/dmt
 	$(Q)mv $(ABI_BASELINE).tmp $(ABI_BASELINE)
-	@echo "$(ABI_BASELINE): $$(grep -c '<elf-symbol' $(ABI_BASELINE)) symbols; commit it"
+	@echo "$(ABI_BASELINE): $$(grep -c '<elf-symbol' $(ABI_BASELINE)) symbols; commit it with $(ABI_SYMBOLS)"
 
 check-abi-test: $(SHLIB) $(O)/libdmt.map | abi-deps
 	$(Q)test -n "$(ABI_PROBE_SRC)" || { echo "check-abi-test: no source defines dmt_verity_params_init" >&2; exit 1; }
@@ -72,17 +74,28 @@ check-abi-test: $(SHLIB) $(O)/libdmt.map | abi-deps
 	$(Q)rm -rf $(ABI_T)
 
 # make check: both (HAVE_ABIDW is probed again once the check step has
-# installed the packages: make restarts), or one line saying why not.
-# Not in a sanitizer build (check-clang's): its objects are instrumented,
-# a shared library of them is no library anyone installs.
+# installed the packages: make restarts), or one line saying why not:
+# not in a sanitizer build (check-clang's: its objects are instrumented, a
+# shared library of them is no library anyone installs), not without
+# debug information (abidw reads the types from it), not on another
+# architecture than the baseline's.
+ABI_SKIP :=
+ifneq ($(HAVE_ABIDW),1)
+ABI_SKIP := abidw/abidiff not installed (apt-get install abigail-tools)
+endif
+ifeq ($(findstring -g,$(CFLAGS)),)
+ABI_SKIP := CFLAGS without -g (no debug information)
+endif
+ifneq ($(ARCH),x86_64)
+ABI_SKIP := the baseline is x86-64's, this is $(ARCH)
+endif
 ifneq ($(SANITIZE),)
-check: check-abi-skipped
 ABI_SKIP := SANITIZE=$(SANITIZE) build
-else ifeq ($(HAVE_ABIDW),1)
+endif
+ifeq ($(ABI_SKIP),)
 check: check-abi check-abi-test
 else
 check: check-abi-skipped
-ABI_SKIP := abidw/abidiff not installed (apt-get install abigail-tools)
 endif
 check-abi-skipped:
 	@echo "check-abi: SKIPPED: $(ABI_SKIP)"
