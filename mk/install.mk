@@ -10,7 +10,10 @@
 # the public headers name ($(O)/libdmt.map, made by scripts/libdmt-map.sh);
 # the backends, the walk, the overlay and the test hooks stay local.
 # `make check-install` installs into a DESTDIR under $(O) and builds and runs
-# tests/install/consumer.c against that copy through pkg-config.
+# tests/install/consumer.c and the four programs of examples/ against that
+# copy through pkg-config (tests/install/examples.sh: each result checked
+# by veritysetup, fsverity, integritysetup or cryptsetup); `make check`
+# runs the examples too (check-examples).
 
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -32,7 +35,7 @@ LIB_DEP_LIBS = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS) 2>/dev/null || echo -lcr
 # internal calls, so let the compiler keep them direct (and inlinable).
 PIC_CFLAGS := -fPIC -fno-semantic-interposition
 
-.PHONY: shared install-lib check-install
+.PHONY: shared install-lib check-install check-examples
 shared: $(SHLIB) $(PCFILE)
 install: install-lib
 
@@ -60,15 +63,20 @@ $(PCFILE): lib/libdmt.pc.in FORCE
 		-e 's|@REQUIRES_PRIVATE@|$(LIB_PKGS)|' $< > $@.tmp
 	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
+# The library's files under the destination $(1) (DESTDIR); $(2) is
+# the commands' prefix ($(Q) to keep them quiet).
+define install_lib
+	$(2)install -d $(1)$(LIBDIR) $(1)$(INCLUDEDIR)/dmt $(1)$(PKGCONFIGDIR)
+	$(2)install -m 0755 $(SHLIB) $(1)$(LIBDIR)/
+	$(2)ln -sf $(notdir $(SHLIB)) $(1)$(LIBDIR)/$(DMT_SONAME)
+	$(2)ln -sf $(DMT_SONAME) $(1)$(LIBDIR)/libdmt.so
+	$(2)install -m 0644 $(LIB) $(1)$(LIBDIR)/
+	$(2)install -m 0644 $(PUBLIC_HEADERS) $(1)$(INCLUDEDIR)/dmt/
+	$(2)install -m 0644 $(PCFILE) $(1)$(PKGCONFIGDIR)/
+endef
+
 install-lib: $(SHLIB) $(LIB) $(PCFILE)
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dmt \
-		$(DESTDIR)$(PKGCONFIGDIR)
-	install -m 0755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
-	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(DMT_SONAME)
-	ln -sf $(DMT_SONAME) $(DESTDIR)$(LIBDIR)/libdmt.so
-	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/
-	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/dmt/
-	install -m 0644 $(PCFILE) $(DESTDIR)$(PKGCONFIGDIR)/
+	$(call install_lib,$(DESTDIR))
 
 # The install test uses its own prefix and libdir to show both are honoured.
 CHECK_INSTALL_DIR = $(abspath $(O))/install-test
@@ -85,5 +93,30 @@ check-install: tools
 	$(Q)CC="$(CC)" PKG_CONFIG="$(PKG_CONFIG)" sh tests/install/check-install.sh \
 		$(CHECK_INSTALL_DIR) $(CHECK_INSTALL_PREFIX) \
 		$(CHECK_INSTALL_LIBDIR) $(abspath $(O)) $(VERSION) $(DMT_SOVERSION)
+	$(Q)CC="$(CC)" PKG_CONFIG="$(PKG_CONFIG)" sh tests/install/examples.sh \
+		$(CHECK_INSTALL_DIR)/examples $(CHECK_INSTALL_DIR)/root \
+		$(CHECK_INSTALL_LIBDIR)
+
+# make check: the examples against a copy of the library installed in
+# $(O)/examples-test (this build's PREFIX and LIBDIR under a DESTDIR: no
+# second configuration, nothing in the build tree rebuilt), removed when
+# they pass
+EXAMPLES_DIR = $(abspath $(O))/examples-test
+check-examples: $(SHLIB) $(LIB) $(PCFILE)
+	$(Q)rm -rf $(EXAMPLES_DIR)
+	$(call install_lib,$(EXAMPLES_DIR)/root,$(Q))
+	$(Q)CC="$(CC)" PKG_CONFIG="$(PKG_CONFIG)" sh tests/install/examples.sh \
+		$(EXAMPLES_DIR)/run $(EXAMPLES_DIR)/root $(LIBDIR)
+	$(Q)rm -rf $(EXAMPLES_DIR)
+# (not in a sanitizer build: an instrumented libdmt.so needs its runtime
+# loaded first, which no consumer does)
+ifeq ($(SANITIZE),)
+check: check-examples
+else
+check: check-examples-skipped
+endif
+.PHONY: check-examples-skipped
+check-examples-skipped:
+	@echo "check-examples: SKIPPED: SANITIZE=$(SANITIZE) build"
 
 -include $(LIB_PIC_OBJS:.o=.d)

@@ -45,7 +45,8 @@ if [ "$step" = check ]; then
 	# (cryptsetup-bin), `fsverity digest/sign`, the openssl command line
 	# (keys, certificates, signatures), strace (the read pattern of
 	# fsverity-tool), losetup (block-device tests), python3 (the bench
-	# plotter's self-test); the rest are in Debian's essential set
+	# plotter's self-test), abidw and abidiff (make check-abi); the rest
+	# are in Debian's essential set
 	for c in veritysetup integritysetup cryptsetup; do
 		has_cmd $c || add cryptsetup-bin
 	done
@@ -54,6 +55,8 @@ if [ "$step" = check ]; then
 	has_cmd strace || add strace
 	has_cmd losetup || add mount
 	has_cmd python3 || add python3
+	# abidw/abidiff: the ABI check against abi/libdmt.so.0.abi (mk/abi.mk)
+	has_cmd abidiff || add abigail-tools
 fi
 case "$step" in
 bench)

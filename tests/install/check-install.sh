@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `make check-install`: checks a `make install DESTDIR=...` tree and builds
-# tests/install/consumer.c against it with nothing but pkg-config.
+# tests/install/consumer.c against it with nothing but pkg-config (the
+# examples/ programs follow: tests/install/examples.sh, from mk/install.mk).
 # Usage: check-install.sh TESTDIR PREFIX LIBDIR BUILD_DIR VERSION SOVERSION
 # (the installed tree is TESTDIR/root; the tools of BUILD_DIR are the oracle)
 set -eu
