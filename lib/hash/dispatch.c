@@ -28,7 +28,7 @@ static struct dmt_engine engines[] = {
 	{ .name = "portable",
 	  .desc = "portable C (SHA-2 one message at a time, GF(2^8) tables)",
 	  .kind = DMT_EK_MB, .s256 = &dmt_sha256_portable,
-	  .s512 = &dmt_sha512_portable, .gf = DMT_GF256_PORTABLE },
+	  .s512 = &dmt_sha512_portable, .gf = &dmt_gf256_ops_portable },
 #if defined(__x86_64__)
 	MB("shani", "x86 SHA extensions, 1 message", &dmt_sha256_shani, NULL),
 	MB("shani-2x", "x86 SHA extensions, 2 messages interleaved",
@@ -36,16 +36,16 @@ static struct dmt_engine engines[] = {
 	/* GF(2^8) backends in order of preference (dmt_engine_default()) */
 	{ .name = "gfni", .desc = "GFNI affine multiply on AVX-512 vectors",
 	  .kind = DMT_EK_GF, .needs = DMT_CPU_X86_GFNI | DMT_CPU_X86_AVX512,
-	  .gf = DMT_GF256_GFNI },
+	  .gf = &dmt_gf256_ops_gfni },
 	{ .name = "avx2",
 	  .desc = "AVX2, 8 SHA-256 / 4 SHA-512 messages (one per lane); "
 		  "GF(2^8) by PSHUFB nibble tables",
 	  .kind = DMT_EK_MB, .s256 = &dmt_sha256_avx2,
 	  .s512 = &dmt_sha512_avx2, .needs = DMT_CPU_X86_AVX2,
-	  .gf = DMT_GF256_AVX2 },
+	  .gf = &dmt_gf256_ops_avx2 },
 	{ .name = "ssse3", .desc = "SSSE3 PSHUFB nibble tables (GF(2^8))",
 	  .kind = DMT_EK_GF, .needs = DMT_CPU_X86_SSSE3,
-	  .gf = DMT_GF256_SSSE3 },
+	  .gf = &dmt_gf256_ops_ssse3 },
 	MB("avx512", "AVX-512, 16 SHA-256 / 8 SHA-512 messages",
 	   &dmt_sha256_avx512, &dmt_sha512_avx512),
 #endif
@@ -134,7 +134,7 @@ bool dmt_engine_has(const struct dmt_engine *e, enum dmt_prim prim)
 	case DMT_PRIM_OTHER:
 		return e->kind == DMT_EK_OPENSSL;
 	case DMT_PRIM_GF256:
-		return e->gf != DMT_GF256_NONE;
+		return e->gf != NULL;
 	case DMT_PRIM_COUNT:
 		break;
 	}
@@ -431,7 +431,7 @@ const char *dmt_engine_resolve(const char *spec, const char *primitive)
 	return default_first((enum dmt_prim)prim, cpu)->name;
 }
 
-int dmt_gf256_choose(const char *spec, enum dmt_gf256_impl *impl)
+int dmt_gf256_choose(const char *spec, const struct dmt_gf256_ops **ops)
 {
 	uint32_t cpu = dmt_cpu_features();
 	struct dmt_engine_choice c;
@@ -439,7 +439,7 @@ int dmt_gf256_choose(const char *spec, enum dmt_gf256_impl *impl)
 
 	if (rc)
 		return rc;
-	*impl = (c.eng[DMT_PRIM_GF256] ? c.eng[DMT_PRIM_GF256] :
+	*ops = (c.eng[DMT_PRIM_GF256] ? c.eng[DMT_PRIM_GF256] :
 		 dmt_engine_default(DMT_PRIM_GF256, cpu))->gf;
 	return 0;
 }
