@@ -61,6 +61,12 @@ static struct dmt_engine engines[] = {
 	  .desc = "OpenSSL EVP, 1 message at a time, context reused",
 	  .kind = DMT_EK_OPENSSL },
 #if defined(__x86_64__)
+	{ .name = "vaes",
+	  .desc = "VAES + VPCLMULQDQ on AVX-512 vectors, 16 blocks in flight",
+	  .kind = DMT_EK_AES, .aes = &dmt_aes_ops_vaes,
+	  .needs = DMT_CPU_X86_VAES | DMT_CPU_X86_AVX512 },
+#endif
+#if defined(__x86_64__)
 	{ .name = "sse42", .desc = "SSE4.2 crc32 instruction, 3 streams",
 	  .kind = DMT_EK_CRC, .crc32c = dmt_crc32c_sse42,
 	  .needs = DMT_CPU_X86_SSE42 | DMT_CPU_X86_PCLMUL },
@@ -90,6 +96,9 @@ static const struct {
 	[DMT_PRIM_OTHER] = { "other", "sha1 sha3 sm3 md5 rmd160 blake2b-512, "
 				      "hmac(...)" },
 	[DMT_PRIM_GF256] = { "gf256", "FEC Reed-Solomon parity" },
+	[DMT_PRIM_AES_XTS] = { "aes-xts", "aes-xts-plain64 aes-xts-random" },
+	[DMT_PRIM_AES_CBC] = { "aes-cbc", "aes-cbc-* (vaes: 128/256-bit keys)" },
+	[DMT_PRIM_AES_GCM] = { "aes-gcm", "aes-gcm-random (vaes: 128/256-bit keys)" },
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -135,6 +144,10 @@ bool dmt_engine_has(const struct dmt_engine *e, enum dmt_prim prim)
 		return e->kind == DMT_EK_OPENSSL;
 	case DMT_PRIM_GF256:
 		return e->gf != NULL;
+	case DMT_PRIM_AES_XTS:
+	case DMT_PRIM_AES_CBC:
+	case DMT_PRIM_AES_GCM:
+		return e->kind == DMT_EK_OPENSSL || e->aes;
 	case DMT_PRIM_COUNT:
 		break;
 	}
@@ -148,7 +161,8 @@ static uint32_t eng_needs(const struct dmt_engine *e, enum dmt_prim prim)
 	if (prim == DMT_PRIM_SHA512 && e->s512)
 		return e->s512->cpu_needs;
 	if (prim == DMT_PRIM_CRC32C || prim == DMT_PRIM_CRC32 ||
-	    prim == DMT_PRIM_GF256)
+	    prim == DMT_PRIM_GF256 || prim == DMT_PRIM_AES_XTS ||
+	    prim == DMT_PRIM_AES_CBC || prim == DMT_PRIM_AES_GCM)
 		return e->needs;
 	return 0;
 }
@@ -284,8 +298,8 @@ void dmt_default_plan(enum dmt_prim prim, bool openssl_ok, uint32_t cpu,
 
 /*
  * Non-SHA-2 primitives: a backend that needs CPU features (sse42,
- * arm64-crc, gfni) when this CPU has them, else the one that needs none
- * (the tables, libxxhash, OpenSSL).
+ * arm64-crc, gfni, vaes) when this CPU has them, else the one that needs
+ * none (the tables, libxxhash, OpenSSL).
  */
 const struct dmt_engine *dmt_engine_default(enum dmt_prim prim, uint32_t cpu)
 {
@@ -441,6 +455,19 @@ int dmt_gf256_choose(const char *spec, const struct dmt_gf256_ops **ops)
 		return rc;
 	*ops = (c.eng[DMT_PRIM_GF256] ? c.eng[DMT_PRIM_GF256] :
 		 dmt_engine_default(DMT_PRIM_GF256, cpu))->gf;
+	return 0;
+}
+
+int dmt_aes_choose(const char *spec, enum dmt_prim prim,
+		   const struct dmt_aes_ops **ops)
+{
+	uint32_t cpu = dmt_cpu_features();
+	struct dmt_engine_choice c;
+	int rc = dmt_engine_choose(spec, cpu, &c, NULL, 0);
+
+	if (rc)
+		return rc;
+	*ops = (c.eng[prim] ? c.eng[prim] : dmt_engine_default(prim, cpu))->aes;
 	return 0;
 }
 

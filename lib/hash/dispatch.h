@@ -24,6 +24,9 @@ enum dmt_prim {
 	DMT_PRIM_XXH64,
 	DMT_PRIM_OTHER,		/* sha1, sha3-*, sm3, ...: OpenSSL only */
 	DMT_PRIM_GF256,		/* FEC: GF(2^8) multiply-accumulate */
+	DMT_PRIM_AES_XTS,	/* dm-crypt sectors */
+	DMT_PRIM_AES_CBC,
+	DMT_PRIM_AES_GCM,	/* authenticated dm-crypt */
 	DMT_PRIM_COUNT
 };
 
@@ -49,8 +52,18 @@ extern const struct dmt_gf256_ops dmt_gf256_ops_avx2;
 extern const struct dmt_gf256_ops dmt_gf256_ops_ssse3;
 #endif
 
+/*
+ * An AES backend (its sector functions, defined and typed by
+ * lib/crypt/aes_arch.h; opaque here so nothing below lib/crypt includes
+ * it).  NULL in a choice means OpenSSL's EVP code.
+ */
+struct dmt_aes_ops;
+#if defined(__x86_64__)
+extern const struct dmt_aes_ops dmt_aes_ops_vaes;
+#endif
+
 enum dmt_eng_kind { DMT_EK_MB, DMT_EK_OPENSSL, DMT_EK_CRC, DMT_EK_XXH,
-		    DMT_EK_GF };
+		    DMT_EK_GF, DMT_EK_AES };
 
 struct dmt_engine {
 	const char *name;
@@ -61,8 +74,9 @@ struct dmt_engine {
 	const struct dmt_sha512_backend *s512;
 	dmt_crc32_fn crc32c;
 	dmt_crc32_fn crc32;
-	uint32_t needs;		/* CPU bits of its CRC or GF(2^8) code */
+	uint32_t needs;		/* CPU bits of its CRC, GF(2^8), AES code */
 	const struct dmt_gf256_ops *gf;	/* GF(2^8) code, or NULL */
+	const struct dmt_aes_ops *aes;	/* AES-XTS/CBC/GCM code, or NULL */
 	dmt_hmac_batch_fn hmac_batch;
 };
 
@@ -118,5 +132,13 @@ const struct dmt_engine *dmt_engine_named(const char *name);
  * chosen once per call: 0 and *ops, or the errors of dmt_engine_choose().
  */
 int dmt_gf256_choose(const char *spec, const struct dmt_gf256_ops **ops);
+
+/*
+ * The AES code for prim (DMT_PRIM_AES_*) under spec, chosen once per
+ * context: 0 and *ops (NULL: OpenSSL), or the errors of
+ * dmt_engine_choose().
+ */
+int dmt_aes_choose(const char *spec, enum dmt_prim prim,
+		   const struct dmt_aes_ops **ops);
 
 #endif /* DMT_HASH_DISPATCH_H */
