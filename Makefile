@@ -45,7 +45,8 @@ LIB_SRCS := $(wildcard lib/common/*.c lib/hash/*.c lib/hash/s390/*.c \
 	lib/verity/*.c lib/fec/*.c lib/integrity/*.c lib/sign/*.c \
 	lib/fsverity/*.c lib/crypt/*.c)
 ifeq ($(ARCH),x86_64)
-LIB_SRCS += $(wildcard lib/hash/arch/x86_*.c lib/crypt/arch/x86_*.c)
+LIB_SRCS += $(wildcard lib/hash/arch/x86_*.c lib/fec/arch/x86_*.c \
+	lib/crypt/arch/x86_*.c)
 endif
 ifeq ($(ARCH),aarch64)
 LIB_SRCS += $(wildcard lib/hash/arch/arm64_*.c)

@@ -17,8 +17,8 @@ ARCH_ST_SRCS := lib/hash/arch/x86_sha256_shani.c lib/hash/arch/x86_sha256_avx2.c
 	lib/hash/arch/x86_sha512_avx2.c \
 	lib/hash/arch/x86_crc32c_sse42.c
 # FEC multiply-add kernels; fec_rs.c for the portable one in the bench.
-ARCH_ST_SRCS += lib/hash/arch/x86_gf256_gfni.c lib/hash/arch/x86_gf256_avx2.c \
-	lib/hash/arch/x86_gf256_ssse3.c lib/fec/fec_rs.c
+ARCH_ST_SRCS += lib/fec/arch/x86_gf256_gfni.c lib/fec/arch/x86_gf256_avx2.c \
+	lib/fec/arch/x86_gf256_ssse3.c lib/fec/fec_rs.c
 endif
 ifeq ($(ARCH),aarch64)
 ARCH_ST_SRCS := lib/hash/arch/arm64_sha256_ce.c lib/hash/arch/arm64_crc32c.c

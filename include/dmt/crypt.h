@@ -76,15 +76,18 @@ struct dmt_crypt_params {
 	bool iv_large_sectors;
 	uint64_t iv_offset;		/* 512-byte units */
 	unsigned int threads;		/* 0: dmt_default_threads() */
-	bool openssl_only;		/* never our own AES-XTS (VAES) */
+	const char *engine;		/* engine spec (<dmt/hash.h>), NULL:
+					 * default ("aes-xts=openssl" or
+					 * "openssl" forces OpenSSL's AES) */
 };
 
 /*
  * The engine: one prepared OpenSSL context per worker (and one ESSIV
  * context), re-keyed never, re-initialised per sector with the IV only.
- * XTS runs on our own VAES code instead where the CPU has VAES,
- * VPCLMULQDQ and AVX-512 (twice OpenSSL 3.0's AES-NI rate); the bytes
- * are the same either way.
+ * XTS (and CBC with AES-128/256) runs on our own VAES code instead where
+ * the CPU has VAES, VPCLMULQDQ and AVX-512 (twice OpenSSL 3.0's AES-NI
+ * rate) unless the engine spec says otherwise (primitives aes-xts and
+ * aes-cbc, see --list-engines); the bytes are the same either way.
  */
 struct dmt_crypt;
 int dmt_crypt_open(struct dmt_crypt **out, const struct dmt_crypt_params *p,

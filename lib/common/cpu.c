@@ -80,6 +80,9 @@ static uint32_t detect(void)
 		f |= DMT_CPU_X86_AVX512;
 	if (c7 & (1u << 8))
 		f |= DMT_CPU_X86_GFNI;
+	/* AES-NI (CPUID 1 ECX 25), VAES and VPCLMULQDQ (CPUID 7 ECX 9, 10) */
+	if ((c & (1u << 25)) && (c7 & (1u << 9)) && (c7 & (1u << 10)))
+		f |= DMT_CPU_X86_VAES;
 	return f;
 }
 #elif defined(__aarch64__)

@@ -16,6 +16,7 @@ enum {
 	DMT_CPU_X86_PCLMUL = 1u << 6,
 	DMT_CPU_X86_GFNI = 1u << 7,
 	DMT_CPU_X86_SSSE3 = 1u << 8,	/* pshufb */
+	DMT_CPU_X86_VAES = 1u << 9,	/* AES-NI + VAES + VPCLMULQDQ */
 	DMT_CPU_ARM64_SHA2 = 1u << 12,
 	DMT_CPU_ARM64_SHA512 = 1u << 13,
 	DMT_CPU_ARM64_CRC32 = 1u << 14,

@@ -28,6 +28,34 @@ struct dmt_gcm_key {
 	unsigned int rounds;		/* 10 (AES-128) or 14 (AES-256) */
 } __attribute__((aligned(64)));
 
+typedef void (*dmt_aes_sectors_fn)(const struct dmt_xts_key *k, bool enc,
+				   const uint8_t *ivs, size_t n,
+				   const uint8_t *in, uint8_t *out, size_t len);
+
+/*
+ * One AES backend as the dispatcher hands it out (lib/hash/dispatch.h's
+ * dmt_aes_choose(); NULL there means OpenSSL): the functions below, as
+ * pointers, chosen once per context.
+ */
+struct dmt_aes_ops {
+	void (*xts_setkey)(struct dmt_xts_key *k, const uint8_t *key,
+			   size_t key_len);
+	dmt_aes_sectors_fn xts_crypt;
+	void (*xts_crypt_tweaks)(const struct dmt_xts_key *k, bool enc,
+				 const uint8_t *ivs, size_t iv_stride,
+				 size_t n, const uint8_t *in, uint8_t *out,
+				 size_t len);
+	void (*cbc_setkey)(struct dmt_xts_key *k, const uint8_t *key,
+			   size_t key_len);
+	dmt_aes_sectors_fn cbc_crypt;
+	void (*gcm_setkey)(struct dmt_gcm_key *k, const uint8_t *key,
+			   size_t key_len);
+	void (*gcm_crypt)(const struct dmt_gcm_key *k, bool enc,
+			  const uint8_t *iv, const uint8_t *aad,
+			  size_t aad_len, const uint8_t *in, uint8_t *out,
+			  size_t len, uint8_t *tag);
+};
+
 #if defined(__x86_64__)
 bool dmt_xts_vaes_usable(void);
 /* key: 32 or 64 bytes (two halves: data key, tweak key). */

@@ -23,6 +23,7 @@
 #include <dmt/threads.h>
 
 #include "lib/crypt/aes_arch.h"
+#include "lib/hash/dispatch.h"
 
 /* Sectors per parallel chunk (and per random-IV call of a worker). */
 #define CHUNK_SECTORS 64
@@ -135,6 +136,7 @@ struct dmt_auth {
 	uint8_t aegis_key[16];
 	struct dmt_xts_key *xk;		/* hmac-*: our VAES XTS, or NULL */
 	struct dmt_gcm_key *gk;		/* gcm: our VAES GCM, or NULL */
+	const struct dmt_aes_ops *aes;	/* the dispatcher's, with xk or gk */
 	struct auth_worker *w;
 };
 
@@ -219,22 +221,29 @@ static int make_hasher(const struct dmt_auth_params *p,
  * per-sector parameter machinery, a range of sectors per XTS call, 32
  * blocks per GHASH reduction.
  */
-static int own_keys(struct dmt_auth *a, const uint8_t *key)
+static int own_keys(struct dmt_auth *a, const uint8_t *key,
+		    const char *engine)
 {
 	const struct dmt_auth_spec *s = &a->spec;
+	bool gcm = s->kind == DMT_AUTH_GCM;
+	int ret;
 
-	if (!dmt_xts_vaes_usable())
+	if (s->kind != DMT_AUTH_HMAC_XTS && !gcm)
 		return 0;
-	if (s->kind == DMT_AUTH_HMAC_XTS) {
+	ret = dmt_aes_choose(engine, gcm ? DMT_PRIM_AES_GCM : DMT_PRIM_AES_XTS,
+			     &a->aes);
+	if (ret || !a->aes)
+		return ret;
+	if (!gcm) {
 		a->xk = dmt_secure_alloc(sizeof(*a->xk));
 		if (!a->xk)
 			return -ENOMEM;
-		dmt_xts_vaes_setkey(a->xk, key, s->cipher_key_size);
-	} else if (s->kind == DMT_AUTH_GCM && s->cipher_key_size != 24) {
+		a->aes->xts_setkey(a->xk, key, s->cipher_key_size);
+	} else if (s->cipher_key_size != 24) {
 		a->gk = dmt_secure_alloc(sizeof(*a->gk));
 		if (!a->gk)
 			return -ENOMEM;
-		dmt_gcm_vaes_setkey(a->gk, key, s->cipher_key_size);
+		a->aes->gcm_setkey(a->gk, key, s->cipher_key_size);
 	}
 	return 0;
 }
@@ -269,7 +278,7 @@ int dmt_auth_open(struct dmt_auth **out, const struct dmt_auth_params *p,
 	if (!ret && s->mac_alg)
 		ret = make_hasher(p, &proto);
 	if (!ret)
-		ret = own_keys(a, p->key);
+		ret = own_keys(a, p->key, p->engine);
 	for (unsigned int i = 0; !ret && i < a->threads; i++)
 		ret = worker_init(a, &a->w[i], p, proto);
 	dmt_hasher_free(proto);
@@ -382,7 +391,7 @@ static int range_hmac(struct job *j, struct auth_worker *w, uint64_t b,
 	int err = 0;
 
 	if (j->enc && j->a->xk)
-		dmt_xts_vaes_crypt_tweaks(j->a->xk, true,
+		j->a->aes->xts_crypt_tweaks(j->a->xk, true,
 					  j->tags + b * s->tag_size + dl,
 					  s->tag_size, n, j->in + b * ss,
 					  j->out + b * ss, ss);
@@ -418,7 +427,7 @@ static int range_hmac(struct job *j, struct auth_worker *w, uint64_t b,
 					 j->out + (b + i) * ss, ss);
 	}
 	if (!err && !j->enc && j->out && j->a->xk)
-		dmt_xts_vaes_crypt_tweaks(j->a->xk, false,
+		j->a->aes->xts_crypt_tweaks(j->a->xk, false,
 					  j->ctags + b * s->tag_size + dl,
 					  s->tag_size, n, j->in + b * ss,
 					  j->out + b * ss, ss);
@@ -450,7 +459,7 @@ static int aead_sector(struct job *j, struct auth_worker *w, uint64_t k,
 	} else if (j->a->gk) {
 		uint8_t t[16];
 
-		dmt_gcm_vaes_crypt(j->a->gk, j->enc, tag + dl, w->aad, al,
+		j->a->aes->gcm_crypt(j->a->gk, j->enc, tag + dl, w->aad, al,
 				   j->in + k * ss, out, ss,
 				   j->enc ? j->tags + k * s->tag_size : t);
 		err = j->enc || !CRYPTO_memcmp(t, tag, dl) ? 0 : -EBADMSG;

@@ -18,6 +18,7 @@
 #include <dmt/threads.h>
 
 #include "lib/crypt/aes_arch.h"
+#include "lib/hash/dispatch.h"
 
 #define IV_SIZE 16
 /* Sectors whose IVs are made in one go (ESSIV: one ECB call). */
@@ -96,6 +97,7 @@ struct dmt_crypt {
 	unsigned int threads;
 	struct crypt_worker *w;
 	struct dmt_xts_key *xk;		/* our XTS (secure memory), or NULL */
+	dmt_aes_sectors_fn own;		/* with xk: the dispatcher's choice */
 };
 
 const char *dmt_crypt_engine_name(const struct dmt_crypt *c)
@@ -169,6 +171,28 @@ static int check_geometry(const struct dmt_crypt_params *p,
 	return 0;
 }
 
+/*
+ * Our own AES code where the dispatcher picks it for this mode (default:
+ * VAES where the CPU has it; the params' engine spec may force
+ * aes-xts=openssl or aes-cbc=openssl): XTS, and CBC with AES-128/256.
+ */
+static int own_aes(struct dmt_crypt *c, const struct dmt_crypt_params *p)
+{
+	bool xts = c->spec.mode == DMT_CRYPT_XTS;
+	const struct dmt_aes_ops *ops;
+	int ret = dmt_aes_choose(p->engine, xts ? DMT_PRIM_AES_XTS :
+					      DMT_PRIM_AES_CBC, &ops);
+
+	if (ret || !ops || (!xts && p->key_size == 24))
+		return ret;
+	c->xk = dmt_secure_alloc(sizeof(*c->xk));
+	if (!c->xk)
+		return -ENOMEM;
+	(xts ? ops->xts_setkey : ops->cbc_setkey)(c->xk, p->key, p->key_size);
+	c->own = xts ? ops->xts_crypt : ops->cbc_crypt;
+	return 0;
+}
+
 int dmt_crypt_open(struct dmt_crypt **out, const struct dmt_crypt_params *p,
 		   struct dmt_reason *r)
 {
@@ -197,17 +221,8 @@ int dmt_crypt_open(struct dmt_crypt **out, const struct dmt_crypt_params *p,
 		goto out;
 	}
 	ret = crypt_prepare(c, p->key, p->key_size);
-	/* our VAES code: XTS, and CBC with AES-128/256 */
-	if (!ret && !p->openssl_only && dmt_xts_vaes_usable() &&
-	    (c->spec.mode == DMT_CRYPT_XTS || p->key_size != 24)) {
-		c->xk = dmt_secure_alloc(sizeof(*c->xk));
-		if (!c->xk)
-			ret = -ENOMEM;
-		else if (c->spec.mode == DMT_CRYPT_XTS)
-			dmt_xts_vaes_setkey(c->xk, p->key, p->key_size);
-		else
-			dmt_cbc_vaes_setkey(c->xk, p->key, p->key_size);
-	}
+	if (!ret)
+		ret = own_aes(c, p);
 	if (ret == -EINVAL)
 		dmt_reason_set(r, ret, DMT_REASON_CRYPT_BACKEND, "key", 0);
 out:
@@ -294,10 +309,8 @@ static int crypt_range(void *arg, unsigned int worker, uint64_t begin,
 		ret = make_ivs(c, w, j->list ? j->list + b : NULL,
 			       j->first + b, k, ivs);
 		if (!ret && c->xk)
-			(c->spec.mode == DMT_CRYPT_XTS ? dmt_xts_vaes_crypt :
-							 dmt_cbc_vaes_crypt)(
-				c->xk, j->enc, ivs, k, j->in + (size_t)b * ss,
-				j->out + (size_t)b * ss, ss);
+			c->own(c->xk, j->enc, ivs, k, j->in + (size_t)b * ss,
+			       j->out + (size_t)b * ss, ss);
 		for (size_t i = 0; !ret && !c->xk && i < k; i++) {
 			size_t off = (size_t)(b + i) * ss;
 

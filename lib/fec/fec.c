@@ -46,11 +46,9 @@ struct dmt_fec {
 	const struct dmt_fec_params *p;
 	struct dmt_fec_layout l;
 	struct dmt_rs rs;
-	uint64_t *mats;		/* GFNI matrices x 8; NULL: table path */
-	uint8_t *tbls;		/* PSHUFB nibble tables; NULL: not used */
-	void (*mac_tbls)(uint8_t *acc, size_t acc_stride, unsigned int roots,
-			 const uint8_t *in, size_t in_stride, size_t nrows,
-			 const uint8_t *tbls, size_t len);
+	const struct dmt_gf256_ops *gf;	/* the dispatcher's choice */
+	uint8_t *prepped;	/* coefficients as gf->prep made them, or NULL */
+	const uint8_t *coefs;	/* prepped, or rs.coef when gf->prep is NULL */
 
 	/* streaming pass */
 	unsigned int threads;
@@ -246,21 +244,8 @@ static void mac(const struct dmt_fec *f, uint8_t *acc, const uint8_t *in,
 {
 	unsigned int roots = f->l.roots;
 
-#if defined(__x86_64__)
-	if (f->mats) {
-		dmt_gf256_mac_gfni(acc, f->width, roots, in, f->in_stride,
-				   nrows, f->mats + (size_t)row0 * roots * 8,
-				   len);
-		return;
-	}
-	if (f->tbls) {
-		f->mac_tbls(acc, f->width, roots, in, f->in_stride, nrows,
-			    f->tbls + (size_t)row0 * roots * 32, len);
-		return;
-	}
-#endif
-	dmt_gf256_mac_portable(acc, f->width, roots, in, f->in_stride, nrows,
-			       f->rs.coef + (size_t)row0 * roots, len);
+	f->gf->mac(acc, f->width, roots, in, f->in_stride, nrows,
+		   f->coefs + (size_t)row0 * roots * f->gf->coef_size, len);
 }
 
 /* Planes (stride apart) into codeword order: par[x * roots + i]. */
@@ -405,53 +390,33 @@ static void fec_free(struct dmt_fec *f)
 		}
 	}
 	free(f->workers);
-	free(f->mats);
-	free(f->tbls);
+	free(f->prepped);
 	free(f->bad);
 	dmt_walk_destroy(&f->walk);
 }
 
 /*
- * Vector tables for every coefficient, for the multiply-add the dispatcher
- * picks (lib/hash/dispatch.c: gfni > avx2 > ssse3 > portable unless the
- * engine spec says otherwise): GFNI matrices, PSHUFB nibble tables, or
- * none (the portable table path).
+ * The multiply-add the dispatcher picks (lib/hash/dispatch.c: gfni > avx2
+ * > ssse3 > portable unless the engine spec says otherwise), with every
+ * coefficient prepared once in the form it reads (GFNI matrices, PSHUFB
+ * nibble tables, or the coefficient bytes as they are).
  */
 static int setup_simd(struct dmt_fec *f)
 {
-	enum dmt_gf256_impl impl;
-	int r = dmt_gf256_choose(f->p->engine, &impl);
+	size_t i, n = (size_t)f->l.rsn * f->l.roots;
+	int r = dmt_gf256_choose(f->p->engine, &f->gf);
 
 	if (r < 0)
 		return r;
-#if defined(__x86_64__)
-	size_t i, k, n = (size_t)f->l.rsn * f->l.roots;
-
-	switch (impl) {
-	case DMT_GF256_GFNI:
-		f->mats = alloc64(n * 8 * sizeof(*f->mats));
-		if (!f->mats)
-			return -ENOMEM;
-		for (i = 0; i < n; i++)
-			for (k = 0; k < 8; k++)
-				f->mats[i * 8 + k] =
-					dmt_gf256_affine_matrix(f->rs.coef[i]);
+	f->coefs = f->rs.coef;
+	if (!f->gf->prep)
 		return 0;
-	case DMT_GF256_AVX2:
-		f->mac_tbls = dmt_gf256_mac_avx2;
-		break;
-	case DMT_GF256_SSSE3:
-		f->mac_tbls = dmt_gf256_mac_ssse3;
-		break;
-	default:
-		return 0;
-	}
-	f->tbls = alloc64(n * 32);
-	if (!f->tbls)
+	f->prepped = alloc64(n * f->gf->coef_size);
+	if (!f->prepped)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
-		dmt_gf256_nibble_tables(f->rs.coef[i], f->tbls + i * 32);
-#endif
+		f->gf->prep(f->rs.coef[i], f->prepped + i * f->gf->coef_size);
+	f->coefs = f->prepped;
 	return 0;
 }
 

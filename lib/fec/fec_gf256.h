@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal to lib/fec*.c and lib/arch/x86_gf256_gfni.c: GF(2^8) arithmetic
+ * Internal to lib/fec*.c and lib/fec/arch/: GF(2^8) arithmetic
  * over x^8+x^4+x^3+x^2+1 (0x11d) and the Reed-Solomon code dm-verity uses
  * (fcr 0, prim 1, libfec/Phil Karn conventions).
  */

@@ -7,6 +7,7 @@
  * kernel both use, so parity and corrections agree bit for bit.
  */
 #include "lib/fec/fec_gf256.h"
+#include "lib/hash/dispatch.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -360,3 +361,16 @@ int dmt_rs_decode(const struct dmt_rs *rs, uint8_t *cw, const int *eras,
 	}
 	return d.count;
 }
+
+/* The dispatcher's portable entry: no prep, mac reads the coefficients. */
+static void portable_mac(uint8_t *acc, size_t acc_stride, unsigned int roots,
+			 const uint8_t *in, size_t in_stride, size_t nrows,
+			 const void *coefs, size_t len)
+{
+	dmt_gf256_mac_portable(acc, acc_stride, roots, in, in_stride, nrows,
+			       coefs, len);
+}
+
+const struct dmt_gf256_ops dmt_gf256_ops_portable = {
+	.mac = portable_mac, .coef_size = 1,
+};

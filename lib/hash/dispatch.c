@@ -28,7 +28,7 @@ static struct dmt_engine engines[] = {
 	{ .name = "portable",
 	  .desc = "portable C (SHA-2 one message at a time, GF(2^8) tables)",
 	  .kind = DMT_EK_MB, .s256 = &dmt_sha256_portable,
-	  .s512 = &dmt_sha512_portable, .gf = DMT_GF256_PORTABLE },
+	  .s512 = &dmt_sha512_portable, .gf = &dmt_gf256_ops_portable },
 #if defined(__x86_64__)
 	MB("shani", "x86 SHA extensions, 1 message", &dmt_sha256_shani, NULL),
 	MB("shani-2x", "x86 SHA extensions, 2 messages interleaved",
@@ -36,16 +36,16 @@ static struct dmt_engine engines[] = {
 	/* GF(2^8) backends in order of preference (dmt_engine_default()) */
 	{ .name = "gfni", .desc = "GFNI affine multiply on AVX-512 vectors",
 	  .kind = DMT_EK_GF, .needs = DMT_CPU_X86_GFNI | DMT_CPU_X86_AVX512,
-	  .gf = DMT_GF256_GFNI },
+	  .gf = &dmt_gf256_ops_gfni },
 	{ .name = "avx2",
 	  .desc = "AVX2, 8 SHA-256 / 4 SHA-512 messages (one per lane); "
 		  "GF(2^8) by PSHUFB nibble tables",
 	  .kind = DMT_EK_MB, .s256 = &dmt_sha256_avx2,
 	  .s512 = &dmt_sha512_avx2, .needs = DMT_CPU_X86_AVX2,
-	  .gf = DMT_GF256_AVX2 },
+	  .gf = &dmt_gf256_ops_avx2 },
 	{ .name = "ssse3", .desc = "SSSE3 PSHUFB nibble tables (GF(2^8))",
 	  .kind = DMT_EK_GF, .needs = DMT_CPU_X86_SSSE3,
-	  .gf = DMT_GF256_SSSE3 },
+	  .gf = &dmt_gf256_ops_ssse3 },
 	MB("avx512", "AVX-512, 16 SHA-256 / 8 SHA-512 messages",
 	   &dmt_sha256_avx512, &dmt_sha512_avx512),
 #endif
@@ -60,6 +60,12 @@ static struct dmt_engine engines[] = {
 	{ .name = "openssl",
 	  .desc = "OpenSSL EVP, 1 message at a time, context reused",
 	  .kind = DMT_EK_OPENSSL },
+#if defined(__x86_64__)
+	{ .name = "vaes",
+	  .desc = "VAES + VPCLMULQDQ on AVX-512 vectors, 16 blocks in flight",
+	  .kind = DMT_EK_AES, .aes = &dmt_aes_ops_vaes,
+	  .needs = DMT_CPU_X86_VAES | DMT_CPU_X86_AVX512 },
+#endif
 #if defined(__x86_64__)
 	{ .name = "sse42", .desc = "SSE4.2 crc32 instruction, 3 streams",
 	  .kind = DMT_EK_CRC, .crc32c = dmt_crc32c_sse42,
@@ -90,6 +96,9 @@ static const struct {
 	[DMT_PRIM_OTHER] = { "other", "sha1 sha3 sm3 md5 rmd160 blake2b-512, "
 				      "hmac(...)" },
 	[DMT_PRIM_GF256] = { "gf256", "FEC Reed-Solomon parity" },
+	[DMT_PRIM_AES_XTS] = { "aes-xts", "aes-xts-plain64 aes-xts-random" },
+	[DMT_PRIM_AES_CBC] = { "aes-cbc", "aes-cbc-* (vaes: 128/256-bit keys)" },
+	[DMT_PRIM_AES_GCM] = { "aes-gcm", "aes-gcm-random (vaes: 128/256-bit keys)" },
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -134,7 +143,11 @@ bool dmt_engine_has(const struct dmt_engine *e, enum dmt_prim prim)
 	case DMT_PRIM_OTHER:
 		return e->kind == DMT_EK_OPENSSL;
 	case DMT_PRIM_GF256:
-		return e->gf != DMT_GF256_NONE;
+		return e->gf != NULL;
+	case DMT_PRIM_AES_XTS:
+	case DMT_PRIM_AES_CBC:
+	case DMT_PRIM_AES_GCM:
+		return e->kind == DMT_EK_OPENSSL || e->aes;
 	case DMT_PRIM_COUNT:
 		break;
 	}
@@ -148,7 +161,8 @@ static uint32_t eng_needs(const struct dmt_engine *e, enum dmt_prim prim)
 	if (prim == DMT_PRIM_SHA512 && e->s512)
 		return e->s512->cpu_needs;
 	if (prim == DMT_PRIM_CRC32C || prim == DMT_PRIM_CRC32 ||
-	    prim == DMT_PRIM_GF256)
+	    prim == DMT_PRIM_GF256 || prim == DMT_PRIM_AES_XTS ||
+	    prim == DMT_PRIM_AES_CBC || prim == DMT_PRIM_AES_GCM)
 		return e->needs;
 	return 0;
 }
@@ -284,8 +298,8 @@ void dmt_default_plan(enum dmt_prim prim, bool openssl_ok, uint32_t cpu,
 
 /*
  * Non-SHA-2 primitives: a backend that needs CPU features (sse42,
- * arm64-crc, gfni) when this CPU has them, else the one that needs none
- * (the tables, libxxhash, OpenSSL).
+ * arm64-crc, gfni, vaes) when this CPU has them, else the one that needs
+ * none (the tables, libxxhash, OpenSSL).
  */
 const struct dmt_engine *dmt_engine_default(enum dmt_prim prim, uint32_t cpu)
 {
@@ -431,7 +445,7 @@ const char *dmt_engine_resolve(const char *spec, const char *primitive)
 	return default_first((enum dmt_prim)prim, cpu)->name;
 }
 
-int dmt_gf256_choose(const char *spec, enum dmt_gf256_impl *impl)
+int dmt_gf256_choose(const char *spec, const struct dmt_gf256_ops **ops)
 {
 	uint32_t cpu = dmt_cpu_features();
 	struct dmt_engine_choice c;
@@ -439,8 +453,21 @@ int dmt_gf256_choose(const char *spec, enum dmt_gf256_impl *impl)
 
 	if (rc)
 		return rc;
-	*impl = (c.eng[DMT_PRIM_GF256] ? c.eng[DMT_PRIM_GF256] :
+	*ops = (c.eng[DMT_PRIM_GF256] ? c.eng[DMT_PRIM_GF256] :
 		 dmt_engine_default(DMT_PRIM_GF256, cpu))->gf;
+	return 0;
+}
+
+int dmt_aes_choose(const char *spec, enum dmt_prim prim,
+		   const struct dmt_aes_ops **ops)
+{
+	uint32_t cpu = dmt_cpu_features();
+	struct dmt_engine_choice c;
+	int rc = dmt_engine_choose(spec, cpu, &c, NULL, 0);
+
+	if (rc)
+		return rc;
+	*ops = (c.eng[prim] ? c.eng[prim] : dmt_engine_default(prim, cpu))->aes;
 	return 0;
 }
 

@@ -3,8 +3,8 @@
  * The one dispatcher for every CPU-dispatched primitive (internal to lib/):
  * the backend table, the default choice per primitive, and the engine
  * spec that forces a choice ("NAME", or "PRIMITIVE=NAME[,...]"; see
- * <dmt/hash.h>).  lib/hash/hash.c builds hashers on it; lib/fec asks it
- * which GF(2^8) multiply-accumulate to run.
+ * <dmt/hash.h>).  lib/hash/hash.c builds hashers on it; lib/fec gets its
+ * GF(2^8) multiply-accumulate from it as function pointers.
  */
 #ifndef DMT_HASH_DISPATCH_H
 #define DMT_HASH_DISPATCH_H
@@ -24,19 +24,46 @@ enum dmt_prim {
 	DMT_PRIM_XXH64,
 	DMT_PRIM_OTHER,		/* sha1, sha3-*, sm3, ...: OpenSSL only */
 	DMT_PRIM_GF256,		/* FEC: GF(2^8) multiply-accumulate */
+	DMT_PRIM_AES_XTS,	/* dm-crypt sectors */
+	DMT_PRIM_AES_CBC,
+	DMT_PRIM_AES_GCM,	/* authenticated dm-crypt */
 	DMT_PRIM_COUNT
 };
 
-enum dmt_gf256_impl {
-	DMT_GF256_NONE,
-	DMT_GF256_PORTABLE,
-	DMT_GF256_GFNI,
-	DMT_GF256_AVX2,		/* PSHUFB nibble tables, 32-byte vectors */
-	DMT_GF256_SSSE3,	/* the same, 16-byte vectors */
+/*
+ * A GF(2^8) multiply-accumulate backend (defined by lib/fec and
+ * lib/fec/arch/, which include this header; nothing here includes theirs):
+ * prep turns each Reed-Solomon coefficient into the coef_size bytes mac
+ * reads (NULL: mac reads the coefficient bytes themselves), mac is
+ * lib/fec/fec_gf256.h's multiply-accumulate over those prepared forms.
+ */
+struct dmt_gf256_ops {
+	void (*prep)(uint8_t c, void *out);
+	void (*mac)(uint8_t *acc, size_t acc_stride, unsigned int roots,
+		    const uint8_t *in, size_t in_stride, size_t nrows,
+		    const void *coefs, size_t len);
+	size_t coef_size;
 };
 
+extern const struct dmt_gf256_ops dmt_gf256_ops_portable;
+#if defined(__x86_64__)
+extern const struct dmt_gf256_ops dmt_gf256_ops_gfni;
+extern const struct dmt_gf256_ops dmt_gf256_ops_avx2;
+extern const struct dmt_gf256_ops dmt_gf256_ops_ssse3;
+#endif
+
+/*
+ * An AES backend (its sector functions, defined and typed by
+ * lib/crypt/aes_arch.h; opaque here so nothing below lib/crypt includes
+ * it).  NULL in a choice means OpenSSL's EVP code.
+ */
+struct dmt_aes_ops;
+#if defined(__x86_64__)
+extern const struct dmt_aes_ops dmt_aes_ops_vaes;
+#endif
+
 enum dmt_eng_kind { DMT_EK_MB, DMT_EK_OPENSSL, DMT_EK_CRC, DMT_EK_XXH,
-		    DMT_EK_GF };
+		    DMT_EK_GF, DMT_EK_AES };
 
 struct dmt_engine {
 	const char *name;
@@ -47,8 +74,9 @@ struct dmt_engine {
 	const struct dmt_sha512_backend *s512;
 	dmt_crc32_fn crc32c;
 	dmt_crc32_fn crc32;
-	uint32_t needs;		/* CPU bits of its CRC or GF(2^8) code */
-	enum dmt_gf256_impl gf;
+	uint32_t needs;		/* CPU bits of its CRC, GF(2^8), AES code */
+	const struct dmt_gf256_ops *gf;	/* GF(2^8) code, or NULL */
+	const struct dmt_aes_ops *aes;	/* AES-XTS/CBC/GCM code, or NULL */
 	dmt_hmac_batch_fn hmac_batch;
 };
 
@@ -100,9 +128,17 @@ const struct dmt_engine *dmt_engine_default(enum dmt_prim prim,
 const struct dmt_engine *dmt_engine_named(const char *name);
 
 /*
- * FEC's GF(2^8) multiply-accumulate under spec (the params' engine field):
- * 0 and *impl, or the errors of dmt_engine_choose().
+ * FEC's GF(2^8) multiply-accumulate under spec (the params' engine field),
+ * chosen once per call: 0 and *ops, or the errors of dmt_engine_choose().
  */
-int dmt_gf256_choose(const char *spec, enum dmt_gf256_impl *impl);
+int dmt_gf256_choose(const char *spec, const struct dmt_gf256_ops **ops);
+
+/*
+ * The AES code for prim (DMT_PRIM_AES_*) under spec, chosen once per
+ * context: 0 and *ops (NULL: OpenSSL), or the errors of
+ * dmt_engine_choose().
+ */
+int dmt_aes_choose(const char *spec, enum dmt_prim prim,
+		   const struct dmt_aes_ops **ops);
 
 #endif /* DMT_HASH_DISPATCH_H */

@@ -19,6 +19,7 @@
 
 #include "lib/common/cpu.h"
 #include <dmt/fec.h>
+#include <dmt/hash.h>
 #include "lib/fec/fec_gf256.h"
 #include <dmt/io.h>
 #include "lib/common/testhooks.h"
@@ -206,6 +207,48 @@ Test(fec, tv2_golden_vector)
 	th_sha256_file(fec, hex);
 	cr_expect_str_eq(hex, "3f34bd465792dabb4b10352aad91274d964a8216"
 			 "a518aa70af4f0be6b731dde2");
+	th_rmtree(dir);
+	free(dir);
+	free(data);
+	free(hash);
+	free(fec);
+}
+
+/*
+ * The golden vector through every GF(2^8) backend the dispatcher lists and
+ * this CPU runs, each forced by the params' engine spec ("gf256=NAME").
+ */
+Test(fec, every_gf256_backend_forced_by_engine_spec)
+{
+	char *dir = th_mkdtemp(), *data = th_path(dir, "tv2.img");
+	char *hash = th_path(dir, "tv2.hash"), *fec = th_path(dir, "tv2.fec");
+	char hex[65], spec[64];
+	struct dmt_engine_info info[64];
+	struct dmt_fec_layout l;
+	struct dmt_fec_params p;
+	struct files f;
+	size_t i, n = dmt_engine_list(info, 64);
+	unsigned int ran = 0;
+
+	cr_assert_leq(n, 64);
+	write_tv2(data, hash);
+	for (i = 0; i < n; i++) {
+		if (strcmp(info[i].primitive, "gf256") || !info[i].available)
+			continue;
+		snprintf(spec, sizeof(spec), "gf256=%s", info[i].name);
+		unlink(fec);
+		files_open(&f, data, hash, fec, DMT_OPEN_RW | DMT_OPEN_CREATE);
+		params_init(&p, &f, 2, 4096, 256, 0);
+		p.engine = spec;
+		cr_assert_eq(dmt_fec_encode(&p, &l), 0, "%s", spec);
+		files_close(&f);
+		th_sha256_file(fec, hex);
+		cr_expect_str_eq(hex, "3f34bd465792dabb4b10352aad91274d964a8216"
+				 "a518aa70af4f0be6b731dde2", "%s", spec);
+		ran++;
+	}
+	/* portable at least; x86-64 always has SSSE3-or-better here */
+	cr_expect_geq(ran, 1);
 	th_rmtree(dir);
 	free(dir);
 	free(data);

@@ -49,7 +49,7 @@ static const struct cli_option builtin[B_COUNT] = {
 	[B_USAGE] = { "usage", 0, CLI_NONE, NULL, "Display brief usage",
 		      CLI_ALL_COMMANDS, NULL, 0, 0 },
 	[B_LIST_ENGINES] = { "list-engines", 0, CLI_NONE, NULL,
-			     "List the hash engines this CPU can run",
+			     "List the engines (hash, FEC, AES backends) this CPU can run",
 			     CLI_ALL_COMMANDS, NULL, 0, 0 },
 };
 

@@ -234,6 +234,7 @@ int ct_auth_format(struct cli *c)
 	im.device_size_auto = is_auto || (!given && created);
 	im.wipe = cli_given(c, O_WIPE);
 	im.threads = c->threads;
+	im.engine = tool_engine_spec();	/* --engine / $DMT_ENGINE */
 	tool_progress_init(&ct->progress, ct->image, "written",
 			   c->progress_frequency, c->progress_json);
 	im.progress = tool_progress_hook(&ct->progress);
@@ -390,6 +391,7 @@ void ct_auth_image(struct cli *c, struct dmt_auth_image *im,
 	im->header = cli_given(c, O_HEADER) ? &ct->header_file : NULL;
 	im->data = &ct->image_file;
 	im->threads = c->threads;
+	im->engine = tool_engine_spec();
 	tool_progress_init(&ct->progress, name, verb, c->progress_frequency,
 			   c->progress_json);
 	im->progress = tool_progress_hook(&ct->progress);

@@ -63,7 +63,8 @@ int ct_stream(struct cli *c, const struct ct_map *m, const uint8_t *key,
 		.cipher = m->cipher, .key = key, .key_size = m->key_size,
 		.sector_size = m->sector_size,
 		.iv_large_sectors = m->iv_large_sectors,
-		.iv_offset = m->iv_offset, .threads = c->threads }, &why);
+		.iv_offset = m->iv_offset, .threads = c->threads,
+		.engine = tool_engine_spec() }, &why);
 	if (err) {
 		ct_print_why(c, &why, err, NULL, "cipher setup");
 		return err;

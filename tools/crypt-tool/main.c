@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dmt/hash.h>
+
 #include "tools/crypt-tool/ct.h"
 
 #define F CLI_CMD(CMD_FORMAT)
@@ -147,6 +149,7 @@ static const struct cli_option options[O_COUNT] = {
 	[O_JSON] = CLI_OPT_JSON(ALL),
 	[O_PROGRESS_FREQ] = CLI_OPT_PROGRESS_FREQUENCY(F | D | K),
 	[O_PROGRESS_JSON] = CLI_OPT_PROGRESS_JSON(F | D | K),
+	[O_ENGINE] = CLI_OPT_ENGINE(F | D | K),
 };
 
 static int prepare(struct cli *c)

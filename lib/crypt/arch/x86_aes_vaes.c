@@ -26,6 +26,7 @@
 
 #include "lib/common/cpu.h"
 #include "lib/crypt/aes_arch.h"
+#include "lib/hash/dispatch.h"
 
 /* AVX-512 with OS state (and not masked off by a test) from lib/common;
  * CPUID leaf 7 ECX bits 9/10 (VAES, VPCLMULQDQ), leaf 1 ECX 25 (AES). */
@@ -625,3 +626,14 @@ void dmt_gcm_vaes_crypt(const struct dmt_gcm_key *k, bool enc,
 			  aes_block(k, _mm_loadu_si128((const __m128i *)j0)));
 	_mm_storeu_si128((__m128i *)tag, t);
 }
+
+/* The dispatcher's "vaes" entry (lib/hash/dispatch.c). */
+const struct dmt_aes_ops dmt_aes_ops_vaes = {
+	.xts_setkey = dmt_xts_vaes_setkey,
+	.xts_crypt = dmt_xts_vaes_crypt,
+	.xts_crypt_tweaks = dmt_xts_vaes_crypt_tweaks,
+	.cbc_setkey = dmt_cbc_vaes_setkey,
+	.cbc_crypt = dmt_cbc_vaes_crypt,
+	.gcm_setkey = dmt_gcm_vaes_setkey,
+	.gcm_crypt = dmt_gcm_vaes_crypt,
+};

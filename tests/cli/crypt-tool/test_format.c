@@ -360,3 +360,45 @@ Test(crypt_format, empty_payload_warns, .init = setup, .fini = teardown,
 	free(err);
 }
 #endif
+
+/*
+ * The AES code is the dispatcher's choice (--list-engines: aes-xts,
+ * aes-cbc), forcible by --engine or $DMT_ENGINE: each forced backend this
+ * CPU runs writes the same image as OpenSSL, and -v names the one used.
+ */
+Test(crypt_format, engine_forces_the_aes_backend, .init = setup,
+     .fini = teardown)
+{
+	static const char *const specs[] = { "openssl", "aes-xts=openssl",
+					     "aes-xts=vaes", "aes-xts=auto" };
+	char *out = NULL, *err = NULL, *k64 = th_path(dir, "k64");
+	char *pay = th_path(dir, "pay");
+
+	th_write_random_file(k64, 64, 11);
+	th_write_random_file(pay, 262144, 12);
+	cr_assert_eq(sh(NULL, &err, "\"$CT\" format --type plain --key-file k64"
+			" --data-from pay --engine openssl ref.img"), 0, "%s",
+		     err);
+	free(err);
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		int rc = sh(&out, &err, "rm -f t.img; DMT_ENGINE=%s \"$CT\" -v format "
+			    "--type plain --key-file k64 --data-from pay t.img"
+			    " && cmp ref.img t.img", specs[i]);
+
+		/* vaes forced on a CPU without it: refused, exit 1 */
+		if (rc && strstr(err, "cannot run on this CPU")) {
+			cr_log_info("%s: not on this CPU", specs[i]);
+		} else {
+			cr_expect_eq(rc, 0, "%s: %s", specs[i], err);
+			if (strstr(specs[i], "openssl"))
+				cr_expect(strstr(err, "openssl on"), "%s: %s",
+					  specs[i], err);
+			if (!strcmp(specs[i], "aes-xts=vaes"))
+				cr_expect(strstr(err, "vaes on"), "%s", err);
+		}
+		free(out);
+		free(err);
+	}
+	free(k64);
+	free(pay);
+}

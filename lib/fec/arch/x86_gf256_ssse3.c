@@ -8,6 +8,7 @@
  * the band goes by.
  */
 #include "lib/fec/fec_gf256.h"
+#include "lib/hash/dispatch.h"
 
 #include <tmmintrin.h>
 
@@ -96,3 +97,22 @@ void dmt_gf256_mac_ssse3(uint8_t *acc, size_t acc_stride, unsigned int roots,
 		}
 	}
 }
+
+/* The dispatcher's entry (lib/hash/dispatch.h): coefficients prepared once
+ * per encoder, then every band goes through mac. */
+static void ssse3_prep(uint8_t c, void *out)
+{
+	dmt_gf256_nibble_tables(c, out);
+}
+
+static void ssse3_mac(uint8_t *acc, size_t acc_stride, unsigned int roots,
+		     const uint8_t *in, size_t in_stride, size_t nrows,
+		     const void *coefs, size_t len)
+{
+	dmt_gf256_mac_ssse3(acc, acc_stride, roots, in, in_stride, nrows,
+			     (const uint8_t *)coefs, len);
+}
+
+const struct dmt_gf256_ops dmt_gf256_ops_ssse3 = {
+	.prep = ssse3_prep, .mac = ssse3_mac, .coef_size = 32,
+};

@@ -13,6 +13,7 @@
  * Full-vector operands are encoded correctly by gcc and clang alike.
  */
 #include "lib/fec/fec_gf256.h"
+#include "lib/hash/dispatch.h"
 
 #include <immintrin.h>
 
@@ -95,3 +96,27 @@ void dmt_gf256_mac_gfni(uint8_t *acc, size_t acc_stride, unsigned int roots,
 		}
 	}
 }
+
+/* The dispatcher's entry (lib/hash/dispatch.h): coefficients prepared once
+ * per encoder, then every band goes through mac. */
+static void gfni_prep(uint8_t c, void *out)
+{
+	uint64_t m = dmt_gf256_affine_matrix(c), *o = out;
+	unsigned int k;
+
+	/* pre-broadcast: one 64-byte vector per constant (see above) */
+	for (k = 0; k < 8; k++)
+		o[k] = m;
+}
+
+static void gfni_mac(uint8_t *acc, size_t acc_stride, unsigned int roots,
+		    const uint8_t *in, size_t in_stride, size_t nrows,
+		    const void *coefs, size_t len)
+{
+	dmt_gf256_mac_gfni(acc, acc_stride, roots, in, in_stride, nrows,
+			    (const uint64_t *)coefs, len);
+}
+
+const struct dmt_gf256_ops dmt_gf256_ops_gfni = {
+	.prep = gfni_prep, .mac = gfni_mac, .coef_size = 8 * sizeof(uint64_t),
+};

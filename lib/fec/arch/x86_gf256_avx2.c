@@ -12,6 +12,7 @@
  * ymm registers.
  */
 #include "lib/fec/fec_gf256.h"
+#include "lib/hash/dispatch.h"
 
 #include <immintrin.h>
 
@@ -105,3 +106,22 @@ void dmt_gf256_mac_avx2(uint8_t *acc, size_t acc_stride, unsigned int roots,
 	}
 	_mm256_zeroupper();
 }
+
+/* The dispatcher's entry (lib/hash/dispatch.h): coefficients prepared once
+ * per encoder, then every band goes through mac. */
+static void avx2_prep(uint8_t c, void *out)
+{
+	dmt_gf256_nibble_tables(c, out);
+}
+
+static void avx2_mac(uint8_t *acc, size_t acc_stride, unsigned int roots,
+		    const uint8_t *in, size_t in_stride, size_t nrows,
+		    const void *coefs, size_t len)
+{
+	dmt_gf256_mac_avx2(acc, acc_stride, roots, in, in_stride, nrows,
+			    (const uint8_t *)coefs, len);
+}
+
+const struct dmt_gf256_ops dmt_gf256_ops_avx2 = {
+	.prep = avx2_prep, .mac = avx2_mac, .coef_size = 32,
+};
