@@ -176,8 +176,8 @@ floor_ratio=$(ratio ours_shm_inplace "$best")
 status=0
 echo
 verdict "$(ratio cs_shm ours_shm_inplace)" ">=" 6 "cryptsetup / crypt-tool on /dev/shm (in place)"
-verdict "$floor_ratio" "<=" 1.3 "crypt-tool / best copy floor, /dev/shm in place"
-printf '  %-44s %5s\n' "  (the best floor: $best)" "" \
+verdict "$floor_ratio" "<=" 1.3 "crypt-tool / best copy floor (shm, in place)"
+printf '  %-44s %5s\n' "  the best floor of dd and copy_floor -t 2:" "${best%_shm_inplace}" \
 	"crypt-tool / dd conv=notrunc, in place" \
 	"$(ratio ours_shm_inplace dd_shm_inplace)" \
 	"crypt-tool / copy_floor -t 2, in place" \

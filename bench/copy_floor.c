@@ -27,8 +27,8 @@
 
 struct half {
 	int in, out;
-	uint64_t begin, end;		/* bytes of SRC */
-	uint64_t dst_off;		/* where SRC's byte 0 goes */
+	uint64_t begin, end; /* bytes of SRC */
+	uint64_t dst_off;    /* where SRC's byte 0 goes */
 	size_t block;
 	int err;
 };
@@ -44,8 +44,8 @@ static void *copy_half(void *arg)
 		return NULL;
 	}
 	while (pos < h->end) {
-		size_t want = h->end - pos < h->block ? (size_t)(h->end - pos) :
-							h->block;
+		size_t want = h->end - pos < h->block ? (size_t)(h->end - pos)
+						      : h->block;
 		ssize_t r = pread(h->in, buf, want, (off_t)pos), w = 0;
 
 		if (r <= 0) {
@@ -71,14 +71,14 @@ out:
 
 static int usage(void)
 {
-	fprintf(stderr,
-		"usage: copy_floor [-t 1|2] [-b MIB] [-o OFFSET] [-s] SRC DST\n");
+	fprintf(stderr, "usage: copy_floor [-t 1|2] [-b MIB] [-o OFFSET] [-s] "
+			"SRC DST\n");
 	return 1;
 }
 
 int main(int argc, char **argv)
 {
-	struct half h[2] = { { 0 } };
+	struct half h[2] = {{0}};
 	pthread_t tid;
 	unsigned long threads = 1, mib = 2;
 	unsigned long long off = 0;
@@ -109,11 +109,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < 2; i++)
-		h[i] = (struct half){ .in = in, .out = out, .dst_off = off,
-				      .block = mib << 20 };
+		h[i] = (struct half){.in = in,
+				     .out = out,
+				     .dst_off = off,
+				     .block = mib << 20};
 	/* the halves split on a block boundary */
-	mid = threads == 2 ? (uint64_t)sb.st_size / 2 / h[0].block * h[0].block :
-			     (uint64_t)sb.st_size;
+	mid = threads == 2 ? (uint64_t)sb.st_size / 2 / h[0].block * h[0].block
+			   : (uint64_t)sb.st_size;
 	h[0].end = mid;
 	h[1].begin = mid;
 	h[1].end = (uint64_t)sb.st_size;
@@ -125,7 +127,7 @@ int main(int argc, char **argv)
 	if (threads == 2)
 		pthread_join(tid, NULL);
 	else
-		copy_half(&h[1]);	/* empty: mid is the size */
+		copy_half(&h[1]); /* empty: mid is the size */
 	for (int i = 0; i < 2; i++) {
 		if (h[i].err) {
 			fprintf(stderr, "copy_floor: %s\n", strerror(h[i].err));

@@ -61,8 +61,7 @@ static double run(char **argv, const char *out, double *cpu)
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) ||
-	    WEXITSTATUS(st))
+	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
 		return -1;
 	*cpu = tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime);
 	return now_ms() - t0;
@@ -96,7 +95,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (runs < 1 || runs > MAX_RUNS || !b || !a[0] || !b[0]) {
-		fprintf(stderr, "usage: start_time RUNS CMD_A... -- CMD_B...\n");
+		fprintf(stderr,
+			"usage: start_time RUNS CMD_A... -- CMD_B...\n");
 		return 1;
 	}
 	if (run(a, out, ca) < 0 || run(b, out, cb) < 0)
