@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The last table of `make bench`: issue 15's ratios on this CPU, each
+# The last table of `make bench`: issue 15's and 24's ratios on this CPU, each
 # with its target, whether it is met and the backend that ran.
 #
 # Usage: bench_summary.sh <dir> <verity-tool>
 #   <dir> holds the rows the benches wrote (summary-hash.tsv,
-#   summary-verity.tsv, summary-fec.tsv, summary-integrity.tsv: key,
+#   summary-verity.tsv, summary-fec.tsv, summary-integrity.tsv,
+#   summary-crypt.tsv, summary-start.tsv: key,
 #   value, backend, detail, tab-separated).  Writes <dir>/summary.tsv:
 #   "#" lines naming the CPU, then a header line and one row per ratio
 #   (key, description, value, op, target, status, backend, detail).
@@ -20,6 +21,13 @@
 #                    threads (bench_hash -t), cached data        >= 0.85
 #   fec-roots24/2    veritysetup's FEC time / ours               >= 50 / 30
 #   integrity-*      time / dd's time for the same bytes         <= 1.2
+#   crypt-shm-floor  crypt-tool format in place on /dev/shm / the best
+#                    copy floor (dd conv=notrunc, copy_floor -t 2)
+#                    (issue 24)                                  <= 1.3
+#   crypt-disk-dd    crypt-tool format on disk / dd conv=fsync   <= 1.15
+#   start-*          the peer's process start / ours, median of 30
+#                    whole runs (fsverity digest, veritysetup
+#                    format; issue 24)                           >= 0.95
 set -eu
 
 dir=${1:?usage: bench_summary.sh <dir> <verity-tool>}
@@ -70,10 +78,15 @@ verity-verify-1|verity verify --threads 1 vs engine 1-core|>=|0.85
 fec-roots24|veritysetup FEC / ours, roots 24|>=|50
 fec-roots2|veritysetup FEC / ours, roots 2|>=|30
 integrity-format|integrity format / dd oflag=direct,fsync|<=|1.2
-integrity-check|integrity check / dd iflag=direct, cold|<=|1.2"
+integrity-check|integrity check / dd iflag=direct, cold|<=|1.2
+crypt-shm-floor|crypt format in place / best copy floor, shm|<=|1.3
+crypt-disk-dd|crypt format / dd conv=fsync, disk|<=|1.15
+start-fsverity|fsverity digest / ours, process start|>=|0.95
+start-verity|veritysetup format / ours, process start|>=|0.95"
 
 rows=$(cat "$dir"/summary-hash.tsv "$dir"/summary-verity.tsv \
-	"$dir"/summary-fec.tsv "$dir"/summary-integrity.tsv 2>/dev/null || :)
+	"$dir"/summary-fec.tsv "$dir"/summary-integrity.tsv \
+	"$dir"/summary-crypt.tsv "$dir"/summary-start.tsv 2>/dev/null || :)
 status=0
 missed=0
 total=0
@@ -100,7 +113,7 @@ read -r missed total <"$out.count"
 rm -f "$out.count"
 
 echo
-echo "== make bench summary: issue 15's ratios on this CPU =="
+echo "== make bench summary: issue 15's and issue 24's ratios on this CPU =="
 echo "CPU: $name ($vendor, family $family model $model), $(nproc) CPUs"
 echo "features: $features"
 echo "default backends: $engines"

@@ -117,7 +117,7 @@ int dmt_crypt_decrypt_list(struct dmt_crypt *c, const uint64_t *sectors,
 /*
  * File to file through the engine: bytes from in at in_offset, sectors
  * first_sector.., to out at out_offset, with reading ahead and writing
- * behind on threads of their own (four 16 MiB chunks at most in memory).
+ * behind on threads of their own (four 2 MiB chunks at most in memory).
  * A byte count that is not a multiple of the sector size is completed
  * with zeros to a whole last sector (that much more is written).  The
  * chunks are wiped before they are freed.  Errors: the first I/O or

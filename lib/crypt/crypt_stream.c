@@ -7,7 +7,7 @@
  * memory; every chunk goes through the states EMPTY -> READ -> CRYPTED ->
  * EMPTY in order.
  *
- * The reader goes through the input's extents (dmt_walk_extents): holes
+ * The reader goes through the input's extents (SEEK_DATA/SEEK_HOLE): holes
  * are never read, their zeros come from memory (and are encrypted like
  * any other plaintext: the ciphertext of zeros is not zeros), so a sparse
  * input never fills the page cache with zero pages.  Progress and
@@ -26,8 +26,13 @@
 #include "lib/common/walk.h"
 
 #define STREAM_BUFS 4
-/* A chunk at most (and at least a sector). */
-#define STREAM_CHUNK_MAX (DMT_IO_CHUNK * 4)
+/*
+ * A chunk at most (and at least a sector): large enough that no system
+ * call is made per sector or per block, small enough that the ring stays
+ * in the caches and the RSS low (2 MiB chunks cut the peak RSS of a 2 GiB
+ * format from 38 to 14 MiB, at the same speed).
+ */
+#define STREAM_CHUNK_MAX (2u << 20)
 
 enum { BUF_EMPTY, BUF_READ, BUF_CRYPTED };
 
@@ -37,6 +42,7 @@ struct stream {
 	size_t chunk;			/* bytes, a multiple of sector_size */
 	uint64_t nchunks, padded;	/* padded: bytes rounded to sectors */
 	bool sparse;			/* the input may have holes */
+	uint64_t ds, de;		/* the reader's last data extent */
 	uint8_t *buf[STREAM_BUFS];
 	int state[STREAM_BUFS];
 	struct dmt_walk walk;		/* progress and cancellation */
@@ -75,36 +81,55 @@ static void set_state(struct stream *st, int b, int state, int err)
 	pthread_mutex_unlock(&st->lock);
 }
 
-struct fill {
-	struct dmt_file *in;
-	uint8_t *buf;
-	uint64_t base;			/* input offset of buf[0] */
-};
-
-/* One extent of a chunk: data is read, a hole is zeros from memory. */
-static int fill_extent(void *ctx, uint64_t off, uint64_t len, bool data)
+/*
+ * Input bytes [pos, end) into buf, one extent at a time: data is read, a
+ * hole is zeros from memory.  The extent found last is kept across
+ * chunks, so that the hole map is asked once per extent, not once per
+ * chunk (on tmpfs SEEK_HOLE walks the page cache up to the next hole: per
+ * chunk, a file of data costs the square of its size).
+ */
+static int read_span(struct stream *st, uint8_t *buf, uint64_t pos,
+		     uint64_t end)
 {
-	struct fill *f = ctx;
-	uint8_t *p = f->buf + (off - f->base);
+	const struct dmt_crypt_stream *s = st->s;
+	uint64_t in_end = s->in_offset + s->bytes, base = pos, upto;
+	int err = 0;
 
-	if (!data) {
-		memset(p, 0, (size_t)len);
-		return 0;
+	while (!err && pos < end) {
+		if (pos >= st->de) {
+			err = dmt_file_next_data(s->in, pos, in_end, &st->ds,
+						 &st->de);
+			if (err)
+				break;
+			/* what no file system says: data from here on */
+			if (st->ds < pos)
+				st->ds = pos, st->de = in_end;
+			else if (st->ds < in_end && st->de <= st->ds)
+				st->de = in_end;
+		}
+		upto = st->ds < end ? st->ds : end;
+		if (pos < upto) {	/* a hole */
+			memset(buf + (pos - base), 0, (size_t)(upto - pos));
+			pos = upto;
+			continue;
+		}
+		upto = st->de < end ? st->de : end;
+		err = dmt_pread_full(s->in, buf + (pos - base),
+				     (size_t)(upto - pos), pos);
+		pos = upto;
 	}
-	return dmt_pread_full(f->in, p, (size_t)len, off);
+	return err;
 }
 
 static int read_chunk(struct stream *st, uint8_t *buf, uint64_t off,
 		      uint64_t have)
 {
 	const struct dmt_crypt_stream *s = st->s;
-	struct fill f = { .in = s->in, .buf = buf,
-			  .base = s->in_offset + off };
+	uint64_t pos = s->in_offset + off;
 
 	if (!st->sparse)
-		return dmt_pread_full(s->in, buf, (size_t)have, f.base);
-	return dmt_walk_extents(s->in, f.base, f.base + have, 1, fill_extent,
-				&f);
+		return dmt_pread_full(s->in, buf, (size_t)have, pos);
+	return read_span(st, buf, pos, pos + have);
 }
 
 static void *reader(void *arg)
