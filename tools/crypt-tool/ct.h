@@ -17,6 +17,7 @@
 #include <dmt/reason.h>
 
 #include "tools/common/cli.h"
+#include "tools/common/engine.h"
 #include "tools/common/json.h"
 #include "tools/common/parse.h"
 #include "tools/common/progress.h"
