@@ -117,17 +117,6 @@ static int open_for_format(struct cli *c, bool *created, bool *hdr_created)
 	return err;
 }
 
-static int finish(struct dmt_file *f, bool created)
-{
-	int err = dmt_file_sync(f);
-
-	if (!err && created)
-		err = dmt_file_commit(f);
-	if (err)
-		tool_err_errno(dmt_file_path(f), "cannot complete the file", err);
-	return err;
-}
-
 /* --device-size on a block device: no larger than the device. */
 static int fits_device(struct cli *c, uint64_t want)
 {
@@ -257,9 +246,9 @@ int ct_auth_format(struct cli *c)
 		ct_print_why(c, &r.reason, err, ct->image, "format failed");
 		return err;
 	}
-	err = finish(&ct->image_file, created);
+	err = ct_finish_output(&ct->image_file, created);
 	if (!err && im.header)
-		err = finish(&ct->header_file, hdr_created);
+		err = ct_finish_output(&ct->header_file, hdr_created);
 	if (err)
 		return err;
 	tool_verbose("cryptsetup open%s%s %s NAME", im.header ? " --header " : "",
@@ -423,7 +412,7 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 	/* refused: the output is never left under its name */
 	if (err && !allow)
 		return err;
-	done = finish(&ct->out_file, created);
+	done = ct_finish_output(&ct->out_file, created);
 	if (done)
 		return done;
 	if (c->json)

@@ -226,18 +226,6 @@ static int write_data(struct cli *c, struct plan *pl, const uint8_t *key)
 	return err;
 }
 
-/* Synced, then renamed into place (new files). */
-static int finish_file(struct dmt_file *f, bool created)
-{
-	int err = dmt_file_sync(f);
-
-	if (!err && created)
-		err = dmt_file_commit(f);
-	if (err)
-		tool_err_errno(dmt_file_path(f), "cannot complete the file", err);
-	return err;
-}
-
 static void print_json(struct cli *c, const struct plan *pl, const char *line)
 {
 	struct ct *ct = ct_of(c);
@@ -304,7 +292,7 @@ static int format_plain(struct cli *c, struct plan *pl)
 	if (!err)
 		err = write_data(c, pl, ct->key.p);
 	if (!err)
-		err = finish_file(pl->data, pl->created);
+		err = ct_finish_output(pl->data, pl->created);
 	if (err)
 		return err;
 	ct_plain_open_line(c, &pl->m, pl->hashed, line, sizeof(line));
@@ -413,7 +401,7 @@ static int write_header(struct cli *c, struct plan *pl)
 	struct dmt_reason why = { 0 };
 	int err;
 
-	err = finish_file(pl->data, pl->created && pl->hdr != pl->data);
+	err = ct_finish_output(pl->data, pl->created && pl->hdr != pl->data);
 	if (!err)
 		err = dmt_luks2_write(ct->luks, pl->hdr, &why);
 	if (err) {
@@ -421,7 +409,7 @@ static int write_header(struct cli *c, struct plan *pl)
 			     "cannot write the header");
 		return err;
 	}
-	return finish_file(pl->hdr, pl->hdr == pl->data ? pl->created :
+	return ct_finish_output(pl->hdr, pl->hdr == pl->data ? pl->created :
 				    pl->header_created);
 }
 

@@ -118,6 +118,7 @@ int ct_stream(struct cli *c, const struct ct_map *m, const uint8_t *key,
  * *created: a temporary that dmt_file_commit renames. */
 int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
 		   bool *created);
+int ct_finish_output(struct dmt_file *f, bool created);
 bool ct_is_luks(struct dmt_file *f);
 int ct_file_size(struct dmt_file *f, uint64_t *size);
 

@@ -23,6 +23,18 @@ int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
 			     created);
 }
 
+/* Synced, then renamed into place (new files). */
+int ct_finish_output(struct dmt_file *f, bool created)
+{
+	int err = dmt_file_sync(f);
+
+	if (!err && created)
+		err = dmt_file_commit(f);
+	if (err)
+		tool_err_errno(dmt_file_path(f), "cannot complete the file", err);
+	return err;
+}
+
 bool ct_is_luks(struct dmt_file *f)
 {
 	static const uint8_t magic[6] = { 'L', 'U', 'K', 'S', 0xba, 0xbe };
