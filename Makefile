@@ -194,6 +194,15 @@ help:
 	@echo '  SANITIZE=address,undefined, NO_DEPS=1 (never install packages),'
 	@echo '  WITHOUT_ARGON2=1 (build without libargon2: LUKS2 takes pbkdf2 only)'
 
+# The shared library's names, defined before the fragments: mk/install.mk
+# builds it, and mk/abi.mk and mk/debian.mk name it in prerequisites
+# (expanded as each fragment is read, so a later definition would be empty).
+DMT_SOVERSION := 0
+DMT_SONAME := libdmt.so.$(DMT_SOVERSION)
+SHLIB := $(O)/libdmt.so.$(VERSION)
+PCFILE := $(O)/libdmt.pc
+LIB_PIC_OBJS := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS))
+
 # Module fragments (kernel suite, cross builds, bench, fuzz...).
 -include mk/*.mk
 -include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) \

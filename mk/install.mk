@@ -19,11 +19,8 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
-DMT_SOVERSION := 0
-DMT_SONAME := libdmt.so.$(DMT_SOVERSION)
-SHLIB := $(O)/libdmt.so.$(VERSION)
-PCFILE := $(O)/libdmt.pc
-LIB_PIC_OBJS := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS))
+# DMT_SONAME, SHLIB, PCFILE, LIB_PIC_OBJS: in the Makefile (other fragments
+# name them in prerequisites, which make expands as it reads them).
 PUBLIC_HEADERS := $(wildcard include/dmt/*.h)
 
 # What the library itself links against (the tools add popt);
