@@ -359,7 +359,6 @@ Test(crypt_format, empty_payload_warns, .init = setup, .fini = teardown,
 	cr_expect(!strstr(err, sentence), "%s", err);
 	free(err);
 }
-#endif
 
 /*
  * The AES code is the dispatcher's choice (--list-engines: aes-xts,
@@ -402,3 +401,4 @@ Test(crypt_format, engine_forces_the_aes_backend, .init = setup,
 	free(k64);
 	free(pay);
 }
+#endif
