@@ -6,7 +6,8 @@
 # >= 0.97".  Not a test.
 #
 # Usage: bench_compare.sh <old dir> <new dir>
-#   each dir holds verity-tool and integrity-tool.
+#   each dir holds verity-tool and integrity-tool; fsverity-tool and
+#   crypt-tool are compared too when both dirs have them.
 # Environment: BENCH_COMPARE_SIZE (data, default 2G; 512M for a quick run),
 # BENCH_COMPARE_RUNS (per side, default 5, at least 5 for the rule),
 # BENCH_COMPARE_DIR (scratch, default /var/tmp), BENCH_COMPARE_MIN (the
@@ -17,7 +18,13 @@
 # outputs removed and nothing dirty before each run:
 #   verity-tool build and verify, default threads and --threads 1;
 #   verity-tool build --fec-device --fec-roots 2;
-#   integrity-tool format --data-from (sha256, 4096-byte sectors), check.
+#   integrity-tool format --data-from (sha256, 4096-byte sectors), check;
+#   fsverity-tool digest of the data file and --files-from of 20,000 small
+#   files (1 byte to 64 KiB);
+#   crypt-tool format plain and LUKS2 (PBKDF2 forced to 1000 iterations:
+#   the key derivation is not what is timed), decrypt of a LUKS2 image.
+# A LUKS2 image's salts and keys are random, so that one output is not
+# compared (its decryption is, in the decrypt row).
 # new/old is old time / new time (above 1: new is faster), of the median
 # wall times; the same of the median CPU times (user + sys) is printed as
 # well, for a machine that is not idle.  The outputs of the last run of
@@ -36,6 +43,11 @@ for d in "$old" "$new"; do
 	for t in verity-tool integrity-tool; do
 		[ -x "$d/$t" ] || { echo "bench-compare: no $d/$t" >&2; exit 1; }
 	done
+done
+have_fv=1 have_ct=1
+for d in "$old" "$new"; do
+	[ -x "$d/fsverity-tool" ] || have_fv=0
+	[ -x "$d/crypt-tool" ] || have_ct=0
 done
 [ -x /usr/bin/time ] || {
 	echo "bench-compare: /usr/bin/time not found (apt-get install time)" >&2
@@ -66,6 +78,29 @@ echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 root=$(awk '/^Root hash:/ { print $3 }' "$dir/ref.out")
 "$new/integrity-tool" format -q -I sha256 -s 4096 --salt $isalt \
 	--device-size auto --data-from "$d" "$dir/ref.img" >/dev/null
+if [ "$have_fv" = 1 ]; then
+	# 20,000 small files in 100 directories, sizes 1 byte .. 64 KiB
+	mkdir -p "$dir/tree"
+	awk 'BEGIN { srand(7); for (i = 0; i < 20000; i++)
+		printf "%d %d\n", i, 1 + int(rand() * rand() * 65536) }' |
+	while read -r i n; do
+		sub=$dir/tree/$((i % 100))
+		[ -d "$sub" ] || mkdir "$sub"
+		echo "$sub/f$i $n"
+	done >"$dir/tree.sizes"
+	# one pass over the data file cut into pieces (perl is Essential in
+	# Debian; a dd per file would be 20,000 processes)
+	perl -e 'open(my $s, "<", $ARGV[0]) or die; open(my $l, "<", $ARGV[1]) or die;
+		while (<$l>) { my ($p, $n) = split; read($s, my $b, $n) == $n or die;
+			open(my $f, ">", $p) or die; print $f $b; close($f) or die; }' \
+		"$d" "$dir/tree.sizes"
+	cut -d' ' -f1 "$dir/tree.sizes" >"$dir/tree.list"
+fi
+if [ "$have_ct" = 1 ]; then
+	head -c 64 "$d" >"$dir/key"
+	"$new/crypt-tool" format -q --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+		-d "$dir/key" --uuid $uuid --data-from "$d" "$dir/ref.luks" >/dev/null
+fi
 
 now() { date +%s.%N; }
 
@@ -76,7 +111,13 @@ one() {
 	name=$1 side=$2 output=$3 warm=$4
 	shift 5
 	rm -f "$output"
-	for f in $warm; do cat "$f" >/dev/null; done
+	for f in $warm; do
+		if [ -d "$f" ]; then
+			find "$f" -type f -exec cat {} + >/dev/null
+		else
+			cat "$f" >/dev/null
+		fi
+	done
 	sync
 	t0=$(now)
 	/usr/bin/time -f '%U %S' -o "$dir/t" "$@" >"$dir/stdout.$name.$side" ||
@@ -95,6 +136,13 @@ verify-t1|-|data ref.hash|verity-tool verify \$D \$H $root --threads 1
 build-fec2|h|data|verity-tool build \$D \$O --salt $salt --uuid $uuid --fec-device \$O.fec --fec-roots 2
 int-format|img|data|integrity-tool format -q -I sha256 -s 4096 --salt $isalt --device-size auto --data-from \$D \$O
 int-check|-|ref.img|integrity-tool check -q -I sha256 \$I"
+[ "$have_fv" = 1 ] && commands="$commands
+fsv-digest|-|data|fsverity-tool digest \$D
+fsv-files|-|tree tree.list|fsverity-tool digest --files-from \$L"
+[ "$have_ct" = 1 ] && commands="$commands
+ct-plain|img|data key|crypt-tool format -q -M plain -d \$K --data-from \$D \$O
+ct-luks2|img~|data key|crypt-tool format -q --pbkdf pbkdf2 --pbkdf-force-iterations 1000 -d \$K --uuid $uuid --data-from \$D \$O
+ct-decrypt|out|ref.luks key|crypt-tool decrypt -d \$K \$R \$O"
 
 run_cmd() {	# SIDE LINE
 	side=$1
@@ -105,11 +153,13 @@ run_cmd() {	# SIDE LINE
 	# the same output path for both sides (stdout may name it)
 	o=$dir/out.$name
 	[ "$out" = - ] && o=$dir/none
+	# out.NAME in every case (the suffix only marks what is compared)
 	w=""
 	for f in $warm; do w="$w $dir/$f"; done
-	D=$d H=$dir/ref.hash I=$dir/ref.img O=$o
+	D=$d H=$dir/ref.hash I=$dir/ref.img O=$o L=$dir/tree.list
+	K=$dir/key R=$dir/ref.luks
 	# shellcheck disable=SC2046 # the words of args are the arguments
-	set -- $(echo "$args" | sed "s|\$D|$D|g; s|\$H|$H|g; s|\$I|$I|g; s|\$O|$O|g")
+	set -- $(echo "$args" | sed "s|\$D|$D|g; s|\$H|$H|g; s|\$I|$I|g; s|\$O|$O|g; s|\$L|$L|g; s|\$K|$K|g; s|\$R|$R|g")
 	tool=$1
 	shift
 	rm -f "$o.fec"
@@ -156,7 +206,8 @@ for name in $(echo "$commands" | cut -d'|' -f1); do
 	awk -v r="$ratio" -v m="$min" 'BEGIN { exit !(r < m) }' &&
 		{ verdict="SLOWER"; status=1; }
 	out=$(echo "$commands" | grep "^$name|" | cut -d'|' -f2)
-	if [ "$out" != - ]; then
+	# "img~": random by design (a LUKS2 image), not compared
+	if [ "$out" != - ] && [ "${out%\~}" = "$out" ]; then
 		for f in "$dir/out.$name" "$dir/out.$name.fec"; do
 			[ -e "$f.old" ] || continue
 			cmp -s "$f.old" "$f.new" ||

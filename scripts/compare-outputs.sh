@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Before/after comparison of the tools (issue 11, rule 6): runs one matrix of
-# verity-tool and integrity-tool commands with the binaries of OLD_DIR and
+# verity-tool, integrity-tool, fsverity-tool and crypt-tool commands (the
+# last two when both sides have them) with the binaries of OLD_DIR and
 # of NEW_DIR, salt/uuid/seed fixed so every output is deterministic, and
 # compares per command: exit code, stdout bytes and the sha256 of every file
 # in the working directory afterwards (what it wrote, and what it left alone).
+# Files named *.rnd (LUKS2 images: their salts and key material are random
+# by design) are compared by name and size only; their contents are checked
+# by decrypting them in the same case.
 # stderr may change (intended message fixes): the before/after message diff
 # is printed for review.  Exit status 1 if any exit code, stdout or file
 # differs, 2 on a usage or setup error.
@@ -27,6 +31,12 @@ for d in "$old_dir" "$new_dir"; do
 	for t in verity-tool integrity-tool; do
 		[ -x "$d/$t" ] || { echo "$0: $d/$t not found" >&2; exit 2; }
 	done
+done
+# fsverity-tool and crypt-tool: compared when both sides have them
+have_fv=1 have_ct=1
+for d in "$old_dir" "$new_dir"; do
+	[ -x "$d/fsverity-tool" ] || have_fv=0
+	[ -x "$d/crypt-tool" ] || have_ct=0
 done
 if [ $# -eq 3 ]; then
 	work=$3
@@ -72,6 +82,16 @@ if [ "$have_sign" = 1 ]; then
 		-out "$fix/ke.pem" 2>/dev/null || have_sign=0
 fi
 
+# LUKS2 fixtures (made once, by the old side's crypt-tool), read by both
+if [ -x "$1/crypt-tool" ] && [ -x "$2/crypt-tool" ]; then
+	"$old_dir/crypt-tool" format -q --pbkdf pbkdf2 \
+		--pbkdf-force-iterations 1000 -d "$fix/k32" \
+		--data-from "$fix/pay" "$fix/luks.fix" >/dev/null
+	"$old_dir/crypt-tool" format -q --pbkdf pbkdf2 \
+		--pbkdf-force-iterations 1000 -d "$fix/k32" -I hmac-sha256 \
+		-c aes-xts-random --data-from "$fix/pay" "$fix/auth.fix" >/dev/null
+fi
+
 SALT=5a17c0ffee0123456789abcdef5a17c0ffee0123456789abcdef00112233aabb
 UUID=0badcafe-1234-4321-8888-0123456789ab
 ISALT=00112233445566778899aabbccddeeff
@@ -106,11 +126,16 @@ record() {
 	"$bin/$tool" "$@" <"/dev/null" >"$work/$side/$id.out" \
 		2>"$work/$side/$id.err" || rc=$?
 	echo "$rc" >"$work/$side/$id.rc"
-	find . -type f -print0 | sort -z | xargs -0 -r sha256sum \
-		>"$work/$side/$id.files"
+	{
+		find . -type f ! -name '*.rnd' -print0 | sort -z |
+			xargs -0 -r sha256sum
+		find . -type f -name '*.rnd' -printf 'random %s %p\n' | sort
+	} >"$work/$side/$id.files"
 }
 vt() { record verity-tool "$@"; }
 it() { record integrity-tool "$@"; }
+fv() { record fsverity-tool "$@"; }
+ct() { record crypt-tool "$@"; }
 
 # ---- the matrix ----
 verity_matrix() {
@@ -386,6 +411,112 @@ integrity_matrix() {
 	it format
 }
 
+fsverity_matrix() {
+	local h bs
+	case_begin "fsverity digest" d1m dodd pay sparse
+	mkdir -p tree/a/b
+	cp d1m tree/a/one
+	head -c 5000 pay >tree/a/b/two
+	: >tree/empty
+	ln -s a/one tree/link
+	for h in sha256 sha512; do
+		for bs in 1024 4096 65536; do
+			fv digest --hash-alg "$h" --block-size "$bs" d1m dodd sparse
+		done
+	done
+	fv digest --salt "${SALT:0:16}" d1m
+	fv digest --compact d1m dodd
+	fv digest --for-builtin-sig d1m
+	fv digest --json d1m dodd
+	fv digest -r tree
+	fv digest -r --strict tree
+	fv digest --threads 1 -r tree
+	printf 'd1m\ndodd\nsparse\n' >list
+	fv digest --files-from list
+	printf 'd1m\0pay\0' >list0
+	fv digest -0 --files-from list0
+	fv digest --out-merkle-tree mt.bin --out-descriptor desc.bin dodd
+	mkdir -p od
+	fv digest --out-dir od -r tree
+	fv digest missing d1m
+	fv digest --stop-on-error missing d1m
+	fv digest --hash-alg md5 d1m
+	fv digest --block-size 1000 d1m
+	fv digest --salt xyz d1m
+	fv digest
+	fv nosuchcommand d1m
+	if [ "$have_sign" = 1 ]; then
+		case_begin "fsverity sign" d1m dodd k.pem c.pem ke.pem pass
+		fv sign --key k.pem --cert c.pem d1m d1m.sig
+		fv sign --key ke.pem --cert c.pem --key-passphrase-file pass \
+			dodd dodd.sig
+		mkdir -p sigs
+		fv sign --key k.pem --cert c.pem --out-dir sigs d1m dodd
+		fv sign --key k.pem --cert c.pem --manifest m.json d1m dodd
+		fv sign --key ke.pem --cert c.pem d1m x.sig
+		fv sign --key missing.pem --cert c.pem d1m x.sig
+		fv sign d1m x.sig
+	fi
+}
+
+crypt_matrix() {
+	local c ss
+	# plain mode is deterministic: the images themselves are compared
+	case_begin "crypt plain" pay k32 k64
+	for c in aes-xts-plain64 aes-cbc-essiv:sha256 aes-cbc-plain64; do
+		for ss in 512 4096; do
+			ct format -q -M plain -c "$c" --sector-size "$ss" \
+				-d k64 -s $([ "$c" = aes-xts-plain64 ] && echo 512 || echo 256) \
+				--data-from pay "p-${c%%:*}-$ss.img"
+		done
+	done
+	ct decrypt -M plain -d k64 p-aes-xts-plain64-512.img p.out
+	ct decrypt -M plain -d k64 --sector-size 4096 \
+		p-aes-xts-plain64-4096.img p4.out
+	ct format -q -M plain -d k64 --offset 8 --skip 16 --data-from pay \
+		--device-size 4M po.img
+	ct decrypt -M plain -d k64 --offset 8 --skip 16 po.img po.out
+	ct format -q -M plain -d k64 --threads 1 --wipe --data-from pay \
+		--device-size 3M pw.img
+	ct format --json -M plain -d k64 --data-from pay pj.img
+	ct size --payload-size 1000000
+	ct size -M plain --payload-size 1000000
+	ct size --json --payload-size 4096 -I hmac-sha256 -c aes-xts-random
+	# LUKS2: random salts, so format and decrypt in one case
+	case_begin "crypt luks2" pay k32 luks.fix auth.fix
+	ct format -q --pbkdf pbkdf2 --pbkdf-force-iterations 1000 -d k32 \
+		--uuid "$UUID" --data-from pay l.rnd
+	ct decrypt -d k32 l.rnd l.out
+	ct format -q --pbkdf pbkdf2 --pbkdf-force-iterations 1000 -d k32 \
+		--sector-size 512 -c aes-cbc-essiv:sha256 -s 256 \
+		--uuid "$UUID" --label lab --data-from pay l2.rnd
+	ct decrypt -d k32 l2.rnd l2.out
+	ct format -q --pbkdf argon2id --pbkdf-force-iterations 4 \
+		--pbkdf-memory 32 --pbkdf-parallel 1 -d k32 --uuid "$UUID" \
+		--header hdr.rnd --data-from pay det.rnd
+	ct decrypt -d k32 --header hdr.rnd det.rnd det.out
+	ct dump luks.fix
+	ct dump --json luks.fix
+	ct decrypt -d k32 luks.fix fix.out
+	ct decrypt -d pay luks.fix bad.out
+	ct decrypt luks.fix nokey.out
+	ct dump pay
+	ct decrypt -d k32 missing.img x.out
+	ct format -q --pbkdf pbkdf2 --pbkdf-force-iterations 1000 -d k32 \
+		--uuid "$UUID" -I hmac-sha256 -c aes-xts-random \
+		--data-from pay a.rnd
+	ct check -d k32 a.rnd
+	ct decrypt -d k32 a.rnd a.out
+	ct check -d k32 auth.fix
+	flip auth.fix 18200000
+	ct check -d k32 auth.fix
+	ct format -c nosuch -d k32 --data-from pay x.img
+	ct format -M plain -d k32 --sector-size 1000 --data-from pay x.img
+	ct format -d missing.key --data-from pay x.img
+	ct format
+	ct nosuchcommand x.img
+}
+
 run_side() {
 	side=$1
 	bin=$2
@@ -393,6 +524,8 @@ run_side() {
 	mkdir -p "$work/$side"
 	verity_matrix
 	integrity_matrix
+	[ "$have_fv" = 0 ] || fsverity_matrix
+	[ "$have_ct" = 0 ] || crypt_matrix
 	cd "$work"
 }
 
@@ -455,6 +588,10 @@ if [ "$differ" -gt 0 ]; then
 	cat "$report"
 fi
 [ "$have_sign" = 1 ] || echo "compare-outputs: note: no openssl key, signing cases skipped"
+[ "$have_fv" = 1 ] || echo "compare-outputs: note: no fsverity-tool on both sides, its cases skipped"
+[ "$have_ct" = 1 ] || echo "compare-outputs: note: no crypt-tool on both sides, its cases skipped"
+[ "$have_fv" = 1 ] || echo "compare-outputs: note: no fsverity-tool on both sides, its cases skipped"
+[ "$have_ct" = 1 ] || echo "compare-outputs: note: no crypt-tool on both sides, its cases skipped"
 echo "compare-outputs: old=$old_dir new=$new_dir ($((SECONDS - start)) s)"
 echo "compare-outputs: $total commands, $same identical, $differ differ" \
 	"($msgs with changed messages)"
