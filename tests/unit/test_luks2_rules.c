@@ -1172,19 +1172,26 @@ static bool reencrypting_now(const char *path)
 }
 
 /*
- * Runs cmd (a cryptsetup reencrypt on path) and SIGKILLs it soon after its
- * first chunk is recorded: the header then says "in reencryption".  A run
- * that ends first is retried on a larger file.  Returns whether it worked.
+ * Runs cmd (a cryptsetup reencrypt on path) and stops it soon after its
+ * first chunk is recorded: the header then says "in reencryption".  The
+ * run is frozen (SIGSTOP) before the header is looked at again, so a run
+ * cannot finish between that look and the SIGKILL.  A run that ends
+ * first (a loaded machine may not schedule the poller in time) is retried
+ * on a larger file.  Returns whether it worked; what each attempt saw goes
+ * to why (for the failure message).
  * (--disable-locks in cmd: a killed run would leave its lock file in
  * /run/cryptsetup.)
  */
 static bool interrupt(const char *dir, const char *path, const char *setup,
-		      const char *cmd)
+		      const char *cmd, char *why, size_t why_size)
 {
-	for (int attempt = 0; attempt < 4; attempt++) {
-		char *err = NULL;
+	size_t used = 0;
+
+	why[0] = 0;
+	for (int attempt = 0; attempt < 6; attempt++) {
+		char *err = NULL, *log = NULL;
 		pid_t pid;
-		int status, seen = 0;
+		int status = 0, seen = 0, still = 0;
 
 		cr_assert_eq(th_sh(NULL, &err, "cd '%s' && %s %d", dir, setup,
 				   128 << attempt), 0, "%s", err);
@@ -1192,35 +1199,50 @@ static bool interrupt(const char *dir, const char *path, const char *setup,
 		pid = fork();
 		cr_assert_geq(pid, 0);
 		if (!pid) {
-			int log;
+			int fd;
 
 			setpgid(0, 0);
 			if (chdir(dir))
 				_exit(126);
-			log = open("err.log", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-			if (log < 0)
+			fd = open("err.log", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			if (fd < 0)
 				_exit(126);
-			dup2(log, 1);
-			dup2(log, 2);
+			dup2(fd, 1);
+			dup2(fd, 2);
 			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 			_exit(127);
 		}
-		for (int i = 0; i < 4000 && !seen; i++) {
+		/* up to about 30 s for the first chunk, whatever the load */
+		for (int i = 0; i < 15000 && !seen; i++) {
 			if (waitpid(pid, &status, WNOHANG) == pid) {
 				pid = 0;
 				break;
 			}
 			seen = reencrypting_now(path);
-			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+			if (!seen)
+				nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
 		}
 		if (pid) {
 			nanosleep(&(struct timespec){ 0, 30000000 }, NULL);
+			kill(-pid, SIGSTOP);
+			still = seen && reencrypting_now(path);
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 		}
-		if (seen && reencrypting_now(path))
+		if (still)
 			return true;
+		th_sh(&log, NULL, "tail -c 300 '%s/err.log' 2>&1", dir);
+		used += (size_t)snprintf(why + used, why_size - used,
+					 "\n  %d MiB: %s (exit status %d): %s",
+					 128 << attempt,
+					 pid ? (seen ? "finished within 30 ms of being seen"
+						     : "never seen in reencryption")
+					     : "ended before being seen",
+					 status, log ? log : "");
+		free(log);
+		if (used >= why_size)
+			break;
 	}
 	return false;
 }
@@ -1255,15 +1277,16 @@ Test(luks2_rules, reencryption_interrupted, .timeout = 300)
 	for (size_t i = 0; i < N(runs); i++) {
 		struct lg_base b;
 		struct run x;
-		char setup[512];
+		char setup[512], why[4096];
 		static const struct rcase as_is[] = { A("as interrupted", NULL) };
 
 		/* $1 of the set-up line: the file size in MiB */
 		snprintf(setup, sizeof(setup), "set -- ; f() { %s ; } ; f",
 			 runs[i].setup);
-		cr_assert(interrupt(dir, path, setup, runs[i].cmd),
-			  "%s: could not catch cryptsetup in a reencryption",
-			  runs[i].name);
+		cr_assert(interrupt(dir, path, setup, runs[i].cmd, why,
+				    sizeof(why)),
+			  "%s: could not catch cryptsetup in a reencryption:%s",
+			  runs[i].name, why);
 		lg_base_file(&b, runs[i].name, path);
 		run_init(&x, "interrupted", dir, &b);
 		x.json = true;
