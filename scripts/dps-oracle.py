@@ -19,8 +19,8 @@ import subprocess
 import sys
 import uuid
 
-GRAIN = 4096
-SECTOR = 512
+GRAIN = 4096  # max(4096, sector size); both sizes tested are <= 4096
+SECTOR = 512  # set from case.env SECTOR (image file: 512; 4Kn loop: 4096)
 DEFAULT_MIN = 10 * 1024 * 1024
 HARD_MIN = 4096
 VERITY_SIG_SIZE = 4 * HARD_MIN
@@ -67,12 +67,17 @@ def derive_partition(seed, type_uuid, instance=0):
     return v4(hmac.new(seed, msg, hashlib.sha256).digest())
 
 
+def gpt_tail():
+    """sectors after the last usable LBA: 16 KiB of entries + 1 header"""
+    return 16384 // SECTOR + 1
+
+
 def layout(total, parts):
     """parts: list of dicts with min, max (bytes); returns [(offset, size)].
     Model of context_allocate/grow/place_partitions for one free area on a
     fresh disk, all weights 1000, padding weight 0."""
-    last_lba = total // SECTOR - 34  # 33 sectors backup entries + header
-    start = up(2048 * SECTOR)  # libfdisk's first usable LBA, 1 MiB
+    last_lba = total // SECTOR - gpt_tail() - 1  # backup entries + header after
+    start = up(1024 * 1024)  # libfdisk's first usable LBA, 1 MiB
     end = down((last_lba + 1) * SECTOR)
     span = end - start
     sizes = [None] * len(parts)
@@ -122,6 +127,8 @@ def main():
         k, _, v = line.strip().partition("=")
         env[k] = v
     kind, arch, sig = env["KIND"], env["ARCH"], env["SIG"] == "1"
+    global SECTOR
+    SECTOR = int(env.get("SECTOR") or 512)
     seed = uuid.UUID(env["SEED"]).bytes
     disk = os.path.join(d, "disk.img")
     total = os.path.getsize(disk)
@@ -140,9 +147,11 @@ def main():
     check("disk GUID = v4(HMAC(seed,'disk-uuid'))",
           sf["id"].lower() == derive_token(seed, "disk-uuid"),
           f'{sf["id"]} vs {derive_token(seed, "disk-uuid")}')
-    check("sector size 512 / first LBA 2048", sf["sectorsize"] == 512 and sf["firstlba"] == 2048,
+    check(f"sector size {SECTOR} / first LBA 1 MiB",
+          sf["sectorsize"] == SECTOR and sf["firstlba"] * SECTOR == 1024 * 1024,
           f'{sf["sectorsize"]} {sf["firstlba"]}')
-    check("last LBA = sectors - 34", sf["lastlba"] == total // 512 - 34, str(sf["lastlba"]))
+    check(f"last LBA = sectors - {gpt_tail() + 1}",
+          sf["lastlba"] == total // SECTOR - gpt_tail() - 1, str(sf["lastlba"]))
 
     # layout
     mins, maxs = [], []
@@ -159,7 +168,7 @@ def main():
         mins.append(VERITY_SIG_SIZE)
         maxs.append(VERITY_SIG_SIZE)
     exp = layout(total, [{"min": a, "max": b} for a, b in zip(mins, maxs)])
-    got = [(p["start"] * 512, p["size"] * 512) for p in sp]
+    got = [(p["start"] * SECTOR, p["size"] * SECTOR) for p in sp]
     check("offsets and sizes (layout model)", exp == got, f"model {exp} repart {got}")
 
     # types, labels, flags
@@ -177,9 +186,9 @@ def main():
 
     # every byte outside the GPT areas and the partitions is zero
     n = total // SECTOR
-    holes = [(34 * SECTOR, got[0][0])]
+    holes = [((2 + 16384 // SECTOR) * SECTOR, got[0][0])]
     holes += [(got[i][0] + got[i][1], got[i + 1][0]) for i in range(len(got) - 1)]
-    holes.append((got[-1][0] + got[-1][1], (n - 33) * SECTOR))
+    holes.append((got[-1][0] + got[-1][1], (n - gpt_tail()) * SECTOR))
     nz = []
     for a, b in holes:
         img.seek(a)
@@ -202,7 +211,8 @@ def main():
     nblocks = int.from_bytes(sb[72:80], "little")
     saltlen = int.from_bytes(sb[80:82], "little")
     salt = sb[88:88 + min(saltlen, 256)].hex()
-    check("verity data/hash block size = sector size 512", dbs == 512 and hbs == 512, f"{dbs} {hbs}")
+    check(f"verity data/hash block size = sector size {SECTOR}", dbs == SECTOR and hbs == SECTOR,
+          f"{dbs} {hbs}")
     check("verity data blocks = whole data partition", nblocks == got[0][1] // dbs, str(nblocks))
     check("salt 32 bytes", saltlen == 32, str(saltlen))
     print(f"info salt={salt} sb_uuid={sb_uuid}")
@@ -213,8 +223,8 @@ def main():
         f.write(dpart)
     with open(hfile, "wb") as f:
         f.truncate(got[1][1])
-    out = run("veritysetup", "format", "--hash=sha256", "--data-block-size=512",
-              "--hash-block-size=512", f"--salt={salt}", f"--uuid={sb_uuid}", dfile, hfile).decode()
+    out = run("veritysetup", "format", "--hash=sha256", f"--data-block-size={SECTOR}",
+              f"--hash-block-size={SECTOR}", f"--salt={salt}", f"--uuid={sb_uuid}", dfile, hfile).decode()
     rh = [l.split(":", 1)[1].strip() for l in out.splitlines() if l.startswith("Root hash")][0]
     check("hash partition byte-identical (veritysetup, repart's salt+uuid)",
           open(hfile, "rb").read() == hpart)

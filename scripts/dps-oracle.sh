@@ -54,6 +54,7 @@ arm64    root arm64  arm64  11111111-2222-4333-8444-555555555555 64M  d12m 1 - -
 usrarm   usr  arm64  arm64  9e4f1c2b-3a5d-4e6f-8071-92a3b4c5d6e7 72M  d4m  1 - - - -
 tight    root x86-64 x86-64 2f8a6e3c-5b1d-4c7e-9a0f-1e2d3c4b5a69 24M  d12m 1 - - - -
 auto     root x86-64 x86-64 11111111-2222-4333-8444-555555555555 auto d12m 1 - - - -
+sec4k    root x86-64 x86-64 11111111-2222-4333-8444-555555555555 64M  d4m  1 - - - -
 nosig    root x86-64 x86-64 11111111-2222-4333-8444-555555555555 64M  d4m  0 - - - -
 fixed    root x86-64 x86-64 11111111-2222-4333-8444-555555555555 64M  d4m  1 16777216 16777216 2097152 2097152
 "
@@ -86,23 +87,44 @@ while read -r name kind tarch arch seed size data sig smin smax vmin vmax; do
 		[ "$smin" = - ] || { echo "SIZEMIN_ROOT=$smin"; echo "SIZEMAX_ROOT=$smax"
 			echo "SIZEMIN_VERITY=$vmin"; echo "SIZEMAX_VERITY=$vmax"; }
 	} >"$c/case.env"
-	echo "== $name: $kind $arch --size=$size data=$data sig=$sig"
-	if ! systemd-repart --definitions="$c/defs" --empty=create --size="$size" --dry-run=no \
-		--seed="$seed" "${keyargs[@]}" --json=pretty "$c/disk.img" >"$c/repart.json" 2>"$c/repart.err"; then
-		echo "FAIL repart: $(tail -3 "$c/repart.err")"; fail=1; continue
+	# sec4k: repart on a loop device with 4096-byte logical sectors (a 4Kn
+	# disk); every other case on a plain image file (512-byte sectors)
+	ss=512 target="$c/disk.img" empty=create sizearg=--size="$size" loopdev=
+	if [ "$name" = sec4k ]; then
+		ss=4096 empty=force sizearg=
+		truncate -s "$size" "$c/disk.img"
+		loopdev=$(losetup -f --show --sector-size 4096 "$c/disk.img") || { echo "FAIL losetup"; fail=1; continue; }
+		target=$loopdev
 	fi
-	sfdisk --json "$c/disk.img" >"$c/sfdisk.json" || { echo "FAIL sfdisk"; fail=1; continue; }
+	echo "SECTOR=$ss" >>"$c/case.env"
+	echo "== $name: $kind $arch --size=$size data=$data sig=$sig sector=$ss"
+	systemd-repart --definitions="$c/defs" --empty=$empty $sizearg --dry-run=no \
+		--seed="$seed" "${keyargs[@]}" --json=pretty "$target" >"$c/repart.json" 2>"$c/repart.err"
+	rc=$?
+	[ $rc = 0 ] && { sfdisk --json "$target" >"$c/sfdisk.json" || rc=1; }
+	[ $rc = 0 ] && sfdisk -d "$target" >"$c/dump.sfdisk"
+	[ -n "$loopdev" ] && losetup -d "$loopdev"
+	if [ $rc != 0 ]; then
+		echo "FAIL repart/sfdisk: $(tail -3 "$c/repart.err")"; fail=1; continue
+	fi
 	python3 "$here/dps-oracle.py" "$c" || fail=1
 
 	# GPT bytes: libfdisk (sfdisk) re-creates the same table from the dump
-	sfdisk -d "$c/disk.img" >"$c/dump.sfdisk"
 	truncate -s "$(stat -c %s "$c/disk.img")" "$c/gpt.img"
-	if sfdisk -q --no-reread --no-tell-kernel "$c/gpt.img" <"$c/dump.sfdisk" >/dev/null 2>"$c/sfdisk.err"; then
-		n=$(($(stat -c %s "$c/disk.img") / 512))
-		a=$(dd if="$c/disk.img" bs=512 count=34 status=none | sha256sum)
-		b=$(dd if="$c/gpt.img" bs=512 count=34 status=none | sha256sum)
-		a2=$(dd if="$c/disk.img" bs=512 skip=$((n - 33)) status=none | sha256sum)
-		b2=$(dd if="$c/gpt.img" bs=512 skip=$((n - 33)) status=none | sha256sum)
+	gtarget="$c/gpt.img" loopdev=
+	if [ $ss != 512 ]; then
+		loopdev=$(losetup -f --show --sector-size $ss "$c/gpt.img") || { echo "FAIL losetup"; fail=1; continue; }
+		gtarget=$loopdev
+	fi
+	sfdisk -q --no-reread --no-tell-kernel "$gtarget" <"$c/dump.sfdisk" >"$c/sfdisk.out" 2>"$c/sfdisk.err"
+	rc=$?
+	[ -n "$loopdev" ] && losetup -d "$loopdev"
+	if [ $rc = 0 ]; then
+		n=$(($(stat -c %s "$c/disk.img") / ss)) head=$((2 + 16384 / ss)) tail=$((1 + 16384 / ss))
+		a=$(dd if="$c/disk.img" bs=$ss count=$head status=none | sha256sum)
+		b=$(dd if="$c/gpt.img" bs=$ss count=$head status=none | sha256sum)
+		a2=$(dd if="$c/disk.img" bs=$ss skip=$((n - tail)) status=none | sha256sum)
+		b2=$(dd if="$c/gpt.img" bs=$ss skip=$((n - tail)) status=none | sha256sum)
 		if [ "$a" = "$b" ] && [ "$a2" = "$b2" ]; then
 			echo "ok   GPT (PMBR, primary, backup) byte-identical when sfdisk replays the dump"
 		else
