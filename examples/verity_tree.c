@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 		err = dmt_file_open(&hash, argv[2],
 				    DMT_OPEN_RW | DMT_OPEN_CREATE);
 	if (!err)
-		err = dmt_verity_build(&p, &data, &hash, &res);
+		err = dmt_verity_build(&p, &data, &hash, &res, NULL);
 	if (!err)
 		err = dmt_file_sync(&hash);
 	if (err) {

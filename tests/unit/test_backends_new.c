@@ -64,7 +64,7 @@ static struct dmt_hasher *hasher(const char *alg, const char *engine)
 				       .engine = engine };
 	struct dmt_hasher *h = NULL;
 
-	cr_assert_eq(dmt_hasher_new(&p, &h), 0, "%s engine %s", alg,
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), 0, "%s engine %s", alg,
 		     engine ? engine : "default");
 	return h;
 }
