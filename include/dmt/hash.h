@@ -42,11 +42,6 @@ size_t dmt_hash_alg_digest_size(const struct dmt_hash_alg *alg);
 bool dmt_hash_alg_needs_key(const struct dmt_hash_alg *alg);
 /* True if a key is accepted (hmac; xxhash64 seed; crc32/crc32c seed). */
 bool dmt_hash_alg_takes_key(const struct dmt_hash_alg *alg);
-/*
- * Writes the supported names, ", "-separated, NUL-terminated, into buf
- * (truncated to size).  Returns the length the full list needs.
- */
-size_t dmt_hash_alg_list(char *buf, size_t size);
 
 struct dmt_hasher_params {
 	const char *alg;	/* registry name, see dmt_hash_alg_lookup() */
@@ -81,9 +76,6 @@ int dmt_hasher_clone(const struct dmt_hasher *h, struct dmt_hasher **out);
 void dmt_hasher_free(struct dmt_hasher *h);
 
 size_t dmt_hasher_digest_size(const struct dmt_hasher *h);
-/* Useful batch width: the widest lane count of the chosen backend (1 if
- * the backend gains nothing from batching). */
-unsigned int dmt_hasher_batch_width(const struct dmt_hasher *h);
 /* Name of the backend that hashes this algorithm, e.g. "avx512". */
 const char *dmt_hasher_engine(const struct dmt_hasher *h);
 

@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include <dmt/hash.h>
+#include "lib/hash/hash_priv.h"
 #include <dmt/reason.h>
 #include "lib/common/cpu.h"
 #include "lib/common/reserved.h"

@@ -122,6 +122,12 @@ static int run_kat(void)
 		fprintf(stderr, "FAIL lookup of an unknown algorithm\n");
 		fails++;
 	}
+	/* the installed <dmt/version.h> is the installed library's */
+	if (strcmp(dmt_version(), DMT_VERSION_STRING) != 0) {
+		fprintf(stderr, "FAIL dmt_version() %s, header %s\n",
+			dmt_version(), DMT_VERSION_STRING);
+		fails++;
+	}
 	if (!fails)
 		printf("kat: ok\n");
 	return fails ? 1 : 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <dmt/hash.h>
+#include "lib/hash/hash_priv.h"
 
 #include "lib/common/cpu.h"
 #include "lib/common/testhooks.h"

@@ -20,6 +20,7 @@
 #include "lib/common/cpu.h"
 #include "lib/common/testhooks.h"
 #include <dmt/hash.h>
+#include "lib/hash/hash_priv.h"
 #include "tests/support/helpers.h"
 
 #define NMAX 70
