@@ -46,7 +46,7 @@ int main(void)
 			printf("%s: no sentence\n", codes[i].id);
 			bad = 1;
 		}
-		printf("%#05x %s\n", codes[i].code, name);
+		printf("0x%03x %s\n", (unsigned int)codes[i].code, name);
 	}
 	return bad;
 }

@@ -530,3 +530,55 @@ Test(sign, sidecar_names)
 	cr_expect_eq(dmt_sign_sidecar_path("", DMT_SIGN_SIDECAR_VERITY, &out), -EINVAL);
 	cr_expect_eq(dmt_sign_sidecar_path("x", (enum dmt_sign_sidecar)7, &out), -EINVAL);
 }
+
+/* dmt_sign_key_new + dmt_sign_data: a loaded key signs any message with
+ * the digest asked for, as openssl smime checks; the reasons of the
+ * failures that are the caller's. */
+Test(sign, key_signs_data)
+{
+	struct keys k;
+	struct dmt_sign_params p;
+	struct dmt_sign_key *key = NULL;
+	struct dmt_reason r = { 0 };
+	uint8_t *sig = NULL;
+	size_t len = 0;
+	char *path;
+
+	keys_init(&k);
+	dmt_sign_params_init(&p);
+	p.key = k.key;
+	p.cert = k.cert2;
+	cr_expect_eq(dmt_sign_key_new(&p, &key, &r), -EINVAL);
+	cr_expect_null(key);
+	cr_expect_eq(r.code, DMT_REASON_CONFLICT);
+	cr_expect_str_eq(r.field2, "cert");
+
+	p.cert = k.cert;
+	cr_assert_eq(dmt_sign_key_new(&p, &key, &r), 0);
+	cr_assert_eq(dmt_sign_data(key, "sha512", "hello", 5, &sig, &len, &r),
+		     0);
+	path = write_sig(&k, "d.p7s", sig, len);
+	cr_expect_eq(smime_verify(&k, path, "hello", k.cert, false), 0);
+	cr_expect_neq(smime_verify(&k, path, "hellO", k.cert, false), 0);
+	free(sig);
+
+	memset(&r, 0, sizeof(r));
+	cr_expect_eq(dmt_sign_data(key, "nosuchdigest", "hello", 5, &sig,
+				   &len, &r), -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_UNKNOWN_ALG);
+	cr_expect_null(sig);
+	memset(&r, 0, sizeof(r));
+	cr_expect_eq(dmt_sign_data(key, "sha256", "", 0, &sig, &len, &r),
+		     -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_BAD_VALUE);
+	dmt_sign_key_free(key);
+	dmt_sign_key_free(NULL);
+
+	p.key = path;	/* a signature, not a key */
+	memset(&r, 0, sizeof(r));
+	cr_expect_eq(dmt_sign_key_new(&p, &key, &r), -ENOKEY);
+	cr_expect_eq(r.code, DMT_REASON_MISSING);
+	cr_expect_str_eq(r.path, path);
+	free(path);
+	keys_free(&k);
+}
