@@ -88,9 +88,9 @@ int main(int argc, char **argv)
 
 	t0 = now();
 	if (encode)
-		r = dmt_fec_encode(&p, &l);
+		r = dmt_fec_encode(&p, &l, NULL);
 	else
-		r = dmt_fec_verify_and_correct(&p, &ops, 0, &st);
+		r = dmt_fec_verify_and_correct(&p, &ops, 0, &st, NULL);
 	t = now() - t0;
 	if (r < 0) {
 		fprintf(stderr, "bench_fec: %s: %s\n", argv[1],
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!encode)
-		dmt_fec_layout(&p, &l);
+		dmt_fec_layout(&p, &l, NULL);
 	/* stdout: seconds and backend, then details */
 	printf("%.3f %s\n", t, dmt_engine_resolve(p.engine, "gf256") ?: "?");
 	fprintf(stderr, "bench_fec %s: roots %u, %llu covered blocks, %llu "

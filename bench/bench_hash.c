@@ -193,7 +193,7 @@ static int eng_job(struct job *j, const char *alg, const char *engine,
 		p.key = key;
 		p.key_size = sizeof(key);
 	}
-	return dmt_hasher_new(&p, &j->h);
+	return dmt_hasher_new(&p, &j->h, NULL);
 }
 
 static void sizes(struct job *j, size_t msg, size_t n)
@@ -391,7 +391,7 @@ static int threads_main(unsigned int nt, const char *spec, const char *alg,
 		p.key = key;
 		p.key_size = sizeof(key);
 	}
-	err = dmt_hasher_new(&p, &h);
+	err = dmt_hasher_new(&p, &h, NULL);
 	w = calloc(nt, sizeof(*w));
 	if (err || !w) {
 		fprintf(stderr, "bench_hash: %s engine %s: %s\n", alg,

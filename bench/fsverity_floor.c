@@ -106,11 +106,11 @@ static int hash_chunk(struct chunk_bufs *c, const uint64_t *sizes, size_t n,
 static int bufs_init(struct chunk_bufs *c)
 {
 	struct dmt_hasher_params hp = {.alg = "sha256", .msg_size = BS};
-	int err = dmt_hasher_new(&hp, &c->h_block);
+	int err = dmt_hasher_new(&hp, &c->h_block, NULL);
 
 	hp.msg_size = DESC_SIZE;
 	if (!err)
-		err = dmt_hasher_new(&hp, &c->h_desc);
+		err = dmt_hasher_new(&hp, &c->h_desc, NULL);
 	c->io = aligned_alloc(BS, CHUNK * (MAX_BLOCKS + 1) * BS);
 	c->tree = aligned_alloc(BS, CHUNK * BS);
 	c->dig = malloc(CHUNK * MAX_BLOCKS * DIGEST_SIZE);

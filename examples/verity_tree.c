@@ -46,7 +46,8 @@ int main(int argc, char **argv)
 {
 	struct dmt_verity_params p;
 	struct dmt_verity_result res = {0};
-	struct dmt_reason why = {0};
+	struct dmt_reason r = {0};
+	char msg[256];
 	struct dmt_file data, hash;
 	int err;
 
@@ -61,10 +62,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: bad salt\n", argv[3]);
 		return 2;
 	}
-	err = dmt_verity_check_params(&p, &why);
+	err = dmt_verity_check_params(&p, &r);
 	if (err) {
-		fprintf(stderr, "bad parameter %s: %s\n",
-			why.field ? why.field : "?", dmt_strerror(err));
+		dmt_reason_format(&r, msg, sizeof(msg));
+		fprintf(stderr, "bad parameter (%s): %s\n",
+			dmt_reason_code_name(r.code), msg);
 		return 1;
 	}
 
@@ -76,10 +78,13 @@ int main(int argc, char **argv)
 		err = dmt_file_open(&hash, argv[2],
 				    DMT_OPEN_RW | DMT_OPEN_CREATE);
 	if (!err)
-		err = dmt_verity_build(&p, &data, &hash, &res);
+		err = dmt_verity_build(&p, &data, &hash, &res, &r);
 	if (!err)
 		err = dmt_file_sync(&hash);
-	if (err) {
+	if (err && r.code) {
+		dmt_reason_format(&r, msg, sizeof(msg));
+		fprintf(stderr, "verity_tree: %s\n", msg);
+	} else if (err) {
 		fprintf(stderr, "%s: %s\n",
 			res.error_path ? res.error_path : "verity_tree",
 			dmt_strerror(err));

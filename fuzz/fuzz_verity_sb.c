@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dmt_verity_check_params(&p, NULL))
 		abort();
 
-	if (dmt_verity_sb_encode(&p, sb2))
+	if (dmt_verity_sb_encode(&p, sb2, NULL))
 		abort();
 	dmt_verity_params_init(&q);
 	q.hash_offset = p.hash_offset;
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    memcmp(p.uuid, q.uuid, sizeof(p.uuid)))
 		abort();
 
-	if (dmt_verity_geometry(&p, &g))
+	if (dmt_verity_geometry(&p, &g, NULL))
 		return 0;
 	if (g.levels > DMT_VERITY_MAX_LEVELS ||
 	    g.hash_end / g.hash_block_size != g.hash_start + g.hash_blocks ||

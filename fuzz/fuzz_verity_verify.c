@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!ds)
 		abort();	/* the decoder accepted an unusable hash */
 	memset(&rep, 0, sizeof(rep));
-	err = dmt_verity_verify(&p, &df, &hf, root, ds, &rep);
+	err = dmt_verity_verify(&p, &df, &hf, root, ds, &rep, NULL);
 	if (!err && (!rep.root_ok || rep.bad_data_blocks ||
 		     rep.bad_hash_blocks || rep.unverifiable_blocks))
 		abort();

@@ -25,6 +25,7 @@
 
 #include <dmt/io.h>
 #include <dmt/progress.h>
+#include <dmt/reason.h>
 
 #define DMT_FEC_RSM 255			/* symbols per codeword */
 #define DMT_FEC_ROOTS_MIN 2
@@ -52,7 +53,12 @@ struct dmt_fec_params {
 	unsigned int threads;		/* 0: dmt_default_threads() */
 	const char *engine;		/* engine spec (<dmt/hash.h>), NULL */
 	struct dmt_progress progress;
+
+	uint64_t reserved[8];		/* must be zero */
 };
+
+/* Zeroes *p, roots DMT_FEC_ROOTS_DEFAULT; the rest must be set. */
+void dmt_fec_params_init(struct dmt_fec_params *p);
 
 /* Sizes, all derived from the parameters (and the hash file size). */
 struct dmt_fec_layout {
@@ -70,23 +76,22 @@ struct dmt_fec_layout {
 	uint64_t fec_start;		/* kernel fec_start, in blocks */
 	uint64_t fec_end;		/* fec_offset + parity_bytes */
 	bool shared;			/* FEC area is in the hash file */
+	uint64_t reserved[8];		/* zeroed by the library */
 };
-
-/*
- * Layout without touching files: hash_blocks must be given (the number of
- * covered hash-file blocks).  -EINVAL on bad roots, block size, offset or
- * empty area; -ERANGE when offsets overflow.
- */
-int dmt_fec_geometry(unsigned int roots, uint32_t block_size,
-		     uint64_t data_blocks, uint64_t hash_start,
-		     uint64_t hash_blocks, uint64_t fec_offset,
-		     struct dmt_fec_layout *l);
 
 /*
  * Layout for p, deriving hash_blocks from the files when it is 0.  Also
  * rejects a parity area overlapping the covered area of the same file.
+ * -EINVAL with r (may be NULL): MISSING data / hash / fec / data_blocks,
+ * OUT_OF_RANGE roots (min, max), BAD_VALUE block_size, NOT_ALIGNED
+ * fec_offset, DMT_REASON_VERITY_AREA_OVERLAP field "fec" with field2
+ * "data" or "hash", BAD_VALUE reserved; -ERANGE (TOO_LARGE data_blocks)
+ * when offsets overflow; -ENODATA (DEVICE_TOO_SMALL "hash", path) when
+ * the hash file ends before hash_start; IO "hash" when its size is not
+ * known.
  */
-int dmt_fec_layout(const struct dmt_fec_params *p, struct dmt_fec_layout *l);
+int dmt_fec_layout(const struct dmt_fec_params *p, struct dmt_fec_layout *l,
+		   struct dmt_reason *r);
 
 /* Maps a covered block to its file: data block, or hash-file block. */
 static inline bool dmt_fec_block_is_hash(const struct dmt_fec_layout *l,
@@ -103,12 +108,12 @@ static inline bool dmt_fec_block_is_hash(const struct dmt_fec_layout *l,
 /*
  * Computes and writes the parity area (l->parity_bytes at fec_offset; the
  * FEC file grows as needed).  Reads the covered area once, in large
- * chunks, on all threads.  layout may be NULL.  Errors: -EINVAL,
- * -ENODATA (data or hash file shorter than the covered area), -EINTR
- * (progress hook), -ENOMEM, I/O errors.
+ * chunks, on all threads.  layout may be NULL.  Errors: those of
+ * dmt_fec_layout() (with r), -ENODATA (data or hash file shorter than the
+ * covered area), -EINTR (progress hook), -ENOMEM, I/O errors.
  */
 int dmt_fec_encode(const struct dmt_fec_params *p,
-		   struct dmt_fec_layout *layout);
+		   struct dmt_fec_layout *layout, struct dmt_reason *r);
 
 /* ---- checking and correction ---- */
 
@@ -165,6 +170,7 @@ struct dmt_fec_stats {
 	uint64_t parity_rounds_bad;	/* rounds with damaged parity only */
 	uint64_t parity_rounds_fixed;	/* ... rewritten (REPAIR) */
 	uint64_t written_blocks;	/* blocks written back */
+	uint64_t reserved[8];		/* zeroed by the library */
 };
 
 /*
@@ -179,7 +185,7 @@ struct dmt_fec_stats {
  *
  * Returns 0 when no block is left unrepairable (including when nothing was
  * wrong), -EBADMSG otherwise; stats (may be NULL) are filled either way.
- * Other errors: as dmt_fec_encode, or what a callback returned.
+ * Other errors: as dmt_fec_encode (with r), or what a callback returned.
  * Memory: a few buffers per thread, one round (rsn blocks) for decoding,
  * plus the corrected blocks kept for dmt_fec_read_block (in memory up to
  * 64 MiB, past that in an unlinked file in $TMPDIR or /var/tmp).
@@ -187,7 +193,8 @@ struct dmt_fec_stats {
 int dmt_fec_verify_and_correct(const struct dmt_fec_params *p,
 			       const struct dmt_fec_ops *ops,
 			       unsigned int flags,
-			       struct dmt_fec_stats *stats);
+			       struct dmt_fec_stats *stats,
+			       struct dmt_reason *r);
 
 /*
  * Reads covered block `block` into buf (block_size bytes): the corrected

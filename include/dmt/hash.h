@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <dmt/reason.h>
+
 #define DMT_DIGEST_MAX 64
 
 struct dmt_hash_alg;
@@ -40,11 +42,6 @@ size_t dmt_hash_alg_digest_size(const struct dmt_hash_alg *alg);
 bool dmt_hash_alg_needs_key(const struct dmt_hash_alg *alg);
 /* True if a key is accepted (hmac; xxhash64 seed; crc32/crc32c seed). */
 bool dmt_hash_alg_takes_key(const struct dmt_hash_alg *alg);
-/*
- * Writes the supported names, ", "-separated, NUL-terminated, into buf
- * (truncated to size).  Returns the length the full list needs.
- */
-size_t dmt_hash_alg_list(char *buf, size_t size);
 
 struct dmt_hasher_params {
 	const char *alg;	/* registry name, see dmt_hash_alg_lookup() */
@@ -57,21 +54,28 @@ struct dmt_hasher_params {
 	size_t header_size;	/* per-message header bytes (0..64) */
 	size_t msg_size;	/* length of every message */
 	const char *engine;	/* engine spec (see below); NULL = default */
+	uint64_t reserved[8];	/* must be zero (dmt_hasher_params_init) */
 };
+
+/* Zeroes *p (no algorithm: alg must be set). */
+void dmt_hasher_params_init(struct dmt_hasher_params *p);
 
 /*
  * Returns 0, -ENOENT (unknown algorithm or engine), -EINVAL (bad sizes,
- * missing key, malformed engine spec), -ENOTSUP (the spec forces a backend
- * this CPU cannot run), -ENOMEM.
+ * missing key, malformed engine spec, nonzero reserved), -ENOTSUP (the
+ * spec forces a backend this CPU cannot run, or OpenSSL lacks the
+ * algorithm), -ENOMEM.  r (may be NULL): UNKNOWN_ALG alg (name),
+ * NEEDS_KEY alg, KEY_SIZE key_size (value, min, max), MISSING key /
+ * prefix / suffix, TOO_LARGE header_size / prefix_size / suffix_size /
+ * key_size / msg_size, UNSUPPORTED alg or key, BAD_VALUE or UNSUPPORTED
+ * engine (name: the spec), BAD_VALUE reserved.
  */
-int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out);
+int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out,
+		   struct dmt_reason *r);
 int dmt_hasher_clone(const struct dmt_hasher *h, struct dmt_hasher **out);
 void dmt_hasher_free(struct dmt_hasher *h);
 
 size_t dmt_hasher_digest_size(const struct dmt_hasher *h);
-/* Useful batch width: the widest lane count of the chosen backend (1 if
- * the backend gains nothing from batching). */
-unsigned int dmt_hasher_batch_width(const struct dmt_hasher *h);
 /* Name of the backend that hashes this algorithm, e.g. "avx512". */
 const char *dmt_hasher_engine(const struct dmt_hasher *h);
 
@@ -104,7 +108,7 @@ int dmt_hash_oneshot(const char *alg, const void *key, size_t key_size,
  * (the GF(2^8) multiply-accumulate of FEC encoding).
  *
  * An engine spec (the `engine` field of dmt_hasher_params,
- * dmt_verity_params, dmt_integrity_opts and dmt_fec_params) forces a
+ * dmt_verity_params, dmt_integrity_params and dmt_fec_params) forces a
  * choice; it is a comma-separated list of items, later ones winning:
  *	NAME		 that backend for every primitive that has one by
  *			 that name and that this CPU runs it for; the other

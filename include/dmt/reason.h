@@ -10,10 +10,24 @@
  * Fields are named by the params struct member they come from
  * ("data_block_size", "salt_size", "alg"); superblock fields by their
  * on-disk name prefixed with "sb." ("sb.version", "sb.hash_alg").
+ *
+ * One registry of codes, one range per subsystem; a code keeps its number
+ * once released, new codes are added at the end of their range:
+ *	0x000	generic and on-disk structures (this header)
+ *	0x100	dm-verity and FEC (this header)
+ *	0x200	dm-integrity (this header)
+ *	0x300	fs-verity (this header)
+ *	0x400	dm-crypt (<dmt/crypt.h>)
+ *	0x500	LUKS2 (<dmt/luks2.h>)
+ *	0x600	authenticated dm-crypt (<dmt/crypt_auth.h>)
+ * dmt_reason_code_name() gives every code a stable lowercase name
+ * ("bad-value", "verity-area-overlap"), dmt_reason_format() a default
+ * English sentence.
  */
 #ifndef DMT_REASON_H
 #define DMT_REASON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum dmt_reason_code {
@@ -96,7 +110,8 @@ enum dmt_reason_code {
 	 * modification or change time, or its hole map, moved) */
 	DMT_REASON_FSVERITY_CHANGED,
 
-	/* ---- dm-crypt / LUKS2 (lib/crypt) ---- */
+	/* ---- dm-crypt, LUKS2, authenticated dm-crypt (lib/crypt): their
+	 * codes are in <dmt/crypt.h>, <dmt/luks2.h> and <dmt/crypt_auth.h> */
 	DMT_REASON_CRYPT_FIRST = 0x400,
 };
 
@@ -110,7 +125,22 @@ struct dmt_reason {
 	const char *path2;
 	uint64_t value;		/* offending value */
 	uint64_t min, max;	/* the limits it broke, where meaningful */
+	uint64_t reserved[8];	/* zeroed by the library */
 };
+
+/*
+ * The stable name of a code ("bad-value", "luks2-keyslot"), NULL for a
+ * code no header defines.
+ */
+const char *dmt_reason_code_name(int code);
+/*
+ * A default English sentence for r, in the library's vocabulary (path,
+ * field, value, limits), e.g. "hash_block_size: hash block too small for
+ * two digests: 32 (min 64)".  snprintf semantics: writes at most size bytes
+ * including the NUL (buf may be NULL when size is 0) and returns the
+ * length the whole sentence needs; an empty string for a NULL r.
+ */
+int dmt_reason_format(const struct dmt_reason *r, char *buf, size_t size);
 
 /* Helpers for the library: fill *r when r is not NULL; return err. */
 static inline int dmt_reason_set(struct dmt_reason *r, int err, int code,

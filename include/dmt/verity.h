@@ -54,6 +54,8 @@ struct dmt_verity_params {
 
 	/* verify: blocks to check instead of the files' (NULL: none) */
 	const struct dmt_verity_overlay *overlay;
+
+	uint64_t reserved[8];		/* must be zero */
 };
 
 /*
@@ -88,6 +90,7 @@ struct dmt_verity_geometry {
 	uint64_t hash_end;		/* byte just past the tree */
 	uint64_t level_start[DMT_VERITY_MAX_LEVELS];	/* in hash blocks */
 	uint64_t level_blocks[DMT_VERITY_MAX_LEVELS];
+	uint64_t reserved[8];		/* zeroed by the library */
 };
 
 /* Verification outcome, filled by dmt_verity_verify(). */
@@ -124,6 +127,7 @@ struct dmt_verity_report {
 	size_t root_hash_size;
 	const char *error_path;	/* I/O error: the file's path (owned by
 				 * its struct dmt_file) */
+	uint64_t reserved[8];	/* zeroed by the library */
 };
 
 struct dmt_verity_result {
@@ -134,10 +138,13 @@ struct dmt_verity_result {
 					 * all zero (not hashed) */
 	char engine[32];		/* backend that hashed the data */
 	const char *error_path;		/* as in dmt_verity_report */
+	uint64_t reserved[8];		/* zeroed by the library */
 };
 
 /* veritysetup's defaults: sha256, 4096/4096, format 1, superblock, no
- * salt (the front end makes the random one), zero uuid. */
+ * salt (the front end makes the random one), zero uuid.  Every function
+ * taking a struct dmt_verity_params rejects nonzero reserved words
+ * (BAD_VALUE reserved). */
 void dmt_verity_params_init(struct dmt_verity_params *p);
 
 /* True if name is a hash veritysetup-style trees can use (known to the
@@ -148,19 +155,20 @@ size_t dmt_verity_digest_size(const char *name);
 
 /*
  * Checks everything that does not need the files.  Returns 0 or -EINVAL
- * with *why (may be NULL) saying which field is wrong: UNSUPPORTED
+ * with *r (may be NULL) saying which field is wrong: UNSUPPORTED
  * hash_name, BAD_VALUE hash_type / data_block_size / hash_block_size,
  * NOT_ALIGNED hash_offset, TOO_LARGE salt_size or data_blocks (offsets
- * overflow), DMT_REASON_VERITY_DIGEST_TOO_BIG.  data_blocks may be 0 here
+ * overflow), DMT_REASON_VERITY_DIGEST_TOO_BIG, BAD_VALUE reserved.  data_blocks may be 0 here
  * (resolved from the data file later).
  */
 int dmt_verity_check_params(const struct dmt_verity_params *p,
-			    struct dmt_reason *why);
+			    struct dmt_reason *r);
 
-/* Geometry for p (data_blocks must be set).  -EINVAL on bad parameters,
- * -ERANGE when the layout overflows 64-bit offsets. */
+/* Geometry for p (data_blocks must be set).  -EINVAL on bad parameters
+ * (reasons as dmt_verity_check_params, MISSING data_blocks), -ERANGE
+ * (TOO_LARGE data_blocks) when the layout overflows 64-bit offsets. */
 int dmt_verity_geometry(const struct dmt_verity_params *p,
-			struct dmt_verity_geometry *g);
+			struct dmt_verity_geometry *g, struct dmt_reason *r);
 
 /* Default data_blocks for a data file of `bytes`: floor(bytes / dbs). */
 uint64_t dmt_verity_blocks_for_size(const struct dmt_verity_params *p,
@@ -168,29 +176,27 @@ uint64_t dmt_verity_blocks_for_size(const struct dmt_verity_params *p,
 
 /* ---- superblock ---- */
 
-/* 512 bytes, hash name lower-cased. */
+/* 512 bytes, hash name lower-cased.  -EINVAL with the reasons of
+ * dmt_verity_check_params. */
 int dmt_verity_sb_encode(const struct dmt_verity_params *p,
-			 uint8_t sb[DMT_VERITY_SB_SIZE]);
+			 uint8_t sb[DMT_VERITY_SB_SIZE], struct dmt_reason *r);
 /*
  * Fills the format fields of p (hash name, type, block sizes, data blocks,
  * salt, uuid) from a superblock; leaves the execution fields and
  * hash_offset alone.  -EMEDIUMTYPE if it is not a valid, supported verity
- * superblock; *why (may be NULL) says why: BAD_MAGIC, SB_VERSION (value),
+ * superblock; *r (may be NULL) says why: BAD_MAGIC, SB_VERSION (value),
  * SB_FIELD sb.hash_type / sb.salt_size / sb.data_blocks /
  * sb.data_block_size / sb.hash_block_size (value), UNSUPPORTED
  * sb.algorithm (name points into sb), DMT_REASON_VERITY_DIGEST_TOO_BIG.
  */
 int dmt_verity_sb_decode(const uint8_t sb[DMT_VERITY_SB_SIZE],
-			 struct dmt_verity_params *p, struct dmt_reason *why);
+			 struct dmt_verity_params *p, struct dmt_reason *r);
 /* Reads and decodes the superblock at p->hash_offset of hash.  A file
  * too short for one is BAD_MAGIC.  On UNSUPPORTED sb.algorithm the name
- * is copied to p->hash_name (why->name points there); p is otherwise
+ * is copied to p->hash_name (r->name points there); p is otherwise
  * unchanged on failure. */
 int dmt_verity_sb_read(struct dmt_file *hash, struct dmt_verity_params *p,
-		       struct dmt_reason *why);
-/* Encodes and writes the superblock at p->hash_offset of hash. */
-int dmt_verity_sb_write(struct dmt_file *hash,
-			const struct dmt_verity_params *p);
+		       struct dmt_reason *r);
 
 /* ---- tree ---- */
 
@@ -203,31 +209,26 @@ int dmt_verity_sb_write(struct dmt_file *hash,
  * -ENODATA data file too small, -EINTR aborted by the progress hook,
  * -ENOMEM, I/O errors (res->error_path names the file).  On error the
  * hash file may hold a partial tree; the superblock is only written after
- * the tree.
+ * the tree.  r (may be NULL): the reasons of dmt_verity_check_params.
  */
 int dmt_verity_build(const struct dmt_verity_params *p, struct dmt_file *data,
-		     struct dmt_file *hash, struct dmt_verity_result *res);
+		     struct dmt_file *hash, struct dmt_verity_result *res,
+		     struct dmt_reason *r);
 
 /*
  * Recomputes the whole tree from the data and compares every stored
  * digest, the zero padding of every hash block and the root hash
  * (root_size must be the digest size).  Returns 0 when everything is
  * intact, -EBADMSG on any mismatch (details in rep), other errors as
- * dmt_verity_build (-ENODATA when the data or hash file is too small).
+ * dmt_verity_build (-ENODATA when the data or hash file is too small;
+ * -EINVAL with BAD_VALUE root_size when root_size is not the digest size).
  */
 int dmt_verity_verify(const struct dmt_verity_params *p, struct dmt_file *data,
 		      struct dmt_file *hash, const uint8_t *root,
-		      size_t root_size, struct dmt_verity_report *rep);
+		      size_t root_size, struct dmt_verity_report *rep,
+		      struct dmt_reason *r);
 
 /* ---- single blocks (for FEC correction and other checkers) ---- */
-
-/*
- * A hasher for one kind of verity block (data when hash_block is false,
- * tree blocks otherwise) with the salt placed as the format requires.
- * Clone it per thread (dmt_hasher_clone).
- */
-int dmt_verity_hasher_new(const struct dmt_verity_params *p, bool hash_block,
-			  struct dmt_hasher **out);
 
 /*
  * Where the digest of a block is stored: data block `block` (is_hash
@@ -260,12 +261,17 @@ void dmt_verity_locate(const struct dmt_verity_geometry *g,
 /* ---- format and check with forward error correction ---- */
 
 /* veritysetup's --fec-device: parity over data and tree. */
-struct dmt_verity_fec {
+struct dmt_verity_fec_params {
 	struct dmt_file *file;		/* NULL: no FEC; may be the hash or
 					 * data handle (shared file) */
 	unsigned int roots;		/* 2..24, 0: DMT_FEC_ROOTS_DEFAULT */
 	uint64_t offset;		/* parity area, bytes into file */
+	uint64_t reserved[8];		/* must be zero */
 };
+
+/* Zeroes *p: no FEC file, default roots, offset 0.  The functions taking
+ * one reject nonzero reserved words (BAD_VALUE reserved). */
+void dmt_verity_fec_params_init(struct dmt_verity_fec_params *p);
 
 /* The steps of dmt_verity_format() and dmt_verity_check(), in order. */
 enum dmt_verity_stage {
@@ -305,10 +311,10 @@ struct dmt_verity_stages {
  */
 int dmt_verity_format(const struct dmt_verity_params *p,
 		      struct dmt_file *data, struct dmt_file *hash,
-		      const struct dmt_verity_fec *fec,
+		      const struct dmt_verity_fec_params *fec,
 		      const struct dmt_verity_stages *stages,
 		      struct dmt_verity_result *res, struct dmt_fec_layout *fl,
-		      struct dmt_reason *why);
+		      struct dmt_reason *r);
 
 /*
  * FEC layout over open files, as veritysetup measures it (p->data_blocks
@@ -319,8 +325,8 @@ int dmt_verity_format(const struct dmt_verity_params *p,
  */
 int dmt_verity_fec_layout(const struct dmt_verity_params *p,
 			  struct dmt_file *data, struct dmt_file *hash,
-			  const struct dmt_verity_fec *fec, bool existing,
-			  struct dmt_fec_layout *fl, struct dmt_reason *why);
+			  const struct dmt_verity_fec_params *fec, bool existing,
+			  struct dmt_fec_layout *fl, struct dmt_reason *r);
 
 /*
  * The same without files (dump, size): the parity shares the hash file
@@ -329,7 +335,7 @@ int dmt_verity_fec_layout(const struct dmt_verity_params *p,
 int dmt_verity_fec_plan(const struct dmt_verity_geometry *g,
 			unsigned int roots, uint64_t offset, bool shared,
 			uint64_t hash_file_bytes, struct dmt_fec_layout *fl,
-			struct dmt_reason *why);
+			struct dmt_reason *r);
 
 /* Covered FEC block numbers, ascending (dmt_verity_locate() names them). */
 #define DMT_VERITY_LIST_MAX 65536
@@ -349,6 +355,7 @@ struct dmt_verity_check_result {
 	struct dmt_verity_blocks unverified;	/* no digest covers them */
 	struct dmt_verity_blocks unrepairable;
 	const char *error_path;		/* I/O error: the file, if known */
+	uint64_t reserved[8];		/* zeroed by the library */
 };
 
 enum {
@@ -374,11 +381,11 @@ enum {
  * failed.  Free res with dmt_verity_check_result_free() either way.
  */
 int dmt_verity_check(const struct dmt_verity_params *p, struct dmt_file *data,
-		     struct dmt_file *hash, const struct dmt_verity_fec *fec,
+		     struct dmt_file *hash, const struct dmt_verity_fec_params *fec,
 		     const uint8_t *root, size_t root_size, unsigned int flags,
 		     const struct dmt_verity_stages *stages,
 		     struct dmt_verity_check_result *res,
-		     struct dmt_reason *why);
+		     struct dmt_reason *r);
 void dmt_verity_check_result_free(struct dmt_verity_check_result *res);
 
 #endif /* DMT_VERITY_H */

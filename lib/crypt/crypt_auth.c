@@ -211,7 +211,7 @@ static int make_hasher(const struct dmt_auth_params *p,
 		.engine = p->engine,
 	};
 
-	return dmt_hasher_new(&hp, out);
+	return dmt_hasher_new(&hp, out, NULL);
 }
 
 /*

@@ -19,6 +19,7 @@
 
 #include "lib/common/cpu.h"
 #include "lib/common/overlay.h"
+#include "lib/common/reserved.h"
 #include "lib/common/walk.h"
 #include "lib/hash/dispatch.h"
 #include "lib/fec/fec_gf256.h"
@@ -124,41 +125,114 @@ static bool overlaps(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 	return a0 < b1 && b0 < a1;
 }
 
-int dmt_fec_layout(const struct dmt_fec_params *p, struct dmt_fec_layout *l)
+void dmt_fec_params_init(struct dmt_fec_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->roots = DMT_FEC_ROOTS_DEFAULT;
+}
+
+/* The reason for an error of dmt_fec_geometry() on p's values. */
+static int geometry_err(const struct dmt_fec_params *p, uint64_t hash_blocks,
+			int err, struct dmt_reason *r)
+{
+	uint64_t bs = p->block_size;
+
+	if (err == -ERANGE)
+		return dmt_reason_set(r, err, DMT_REASON_TOO_LARGE,
+				      "data_blocks", p->data_blocks);
+	if (p->roots < DMT_FEC_ROOTS_MIN || p->roots > DMT_FEC_ROOTS_MAX) {
+		dmt_reason_set(r, err, DMT_REASON_OUT_OF_RANGE, "roots",
+			       p->roots);
+		if (r) {
+			r->min = DMT_FEC_ROOTS_MIN;
+			r->max = DMT_FEC_ROOTS_MAX;
+		}
+		return err;
+	}
+	if (!is_pow2(bs) || bs < 512 || bs > (512u << 10))
+		return dmt_reason_set(r, err, DMT_REASON_BAD_VALUE,
+				      "block_size", bs);
+	if (!p->data_blocks)
+		return dmt_reason_set(r, err, DMT_REASON_MISSING,
+				      "data_blocks", 0);
+	if (p->fec_offset % 512) {
+		dmt_reason_set(r, err, DMT_REASON_NOT_ALIGNED, "fec_offset",
+			       p->fec_offset);
+		if (r)
+			r->max = 512;
+		return err;
+	}
+	return dmt_reason_set(r, err, DMT_REASON_BAD_VALUE, "hash_blocks",
+			      hash_blocks);
+}
+
+static int overlap_err(struct dmt_reason *r, const char *what)
+{
+	dmt_reason_set(r, -EINVAL, DMT_REASON_VERITY_AREA_OVERLAP, "fec", 0);
+	if (r)
+		r->field2 = what;
+	return -EINVAL;
+}
+
+int dmt_fec_layout(const struct dmt_fec_params *p, struct dmt_fec_layout *l,
+		   struct dmt_reason *r)
 {
 	uint64_t bs = p->block_size, hash_blocks = p->hash_blocks, end;
 	bool shared;
-	int r;
+	int err;
 
 	memset(l, 0, sizeof(*l));
-	if (!p->data || !p->hash || !p->fec || !bs)
-		return -EINVAL;
+	err = DMT_CHECK_RESERVED(p, r);
+	if (err)
+		return err;
+	if (!p->data || !p->hash || !p->fec)
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_MISSING,
+				      !p->data ? "data" :
+				      !p->hash ? "hash" : "fec", 0);
+	if (!bs)
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
+				      "block_size", 0);
 	shared = dmt_file_same(p->fec, p->hash);
 	if (!hash_blocks) {
 		if (shared) {
 			end = p->fec_offset / bs;
 		} else {
-			r = dmt_file_size(p->hash, &end);
-			if (r < 0)
-				return r;
+			err = dmt_file_size(p->hash, &end);
+			if (err < 0) {
+				dmt_reason_set(r, err, DMT_REASON_IO, "hash",
+					       (uint64_t)-err);
+				if (r)
+					r->path = dmt_file_path(p->hash);
+				return err;
+			}
 			end /= bs;
 		}
-		if (end < p->hash_start)
-			return shared ? -EINVAL : -ENODATA;
+		if (end < p->hash_start) {
+			if (shared)
+				return overlap_err(r, "hash");
+			dmt_reason_set(r, -ENODATA,
+				       DMT_REASON_DEVICE_TOO_SMALL, "hash",
+				       end * bs);
+			if (r) {
+				r->min = p->hash_start * bs;
+				r->path = dmt_file_path(p->hash);
+			}
+			return -ENODATA;
+		}
 		hash_blocks = end - p->hash_start;
 	}
-	r = dmt_fec_geometry(p->roots, p->block_size, p->data_blocks,
-			     p->hash_start, hash_blocks, p->fec_offset, l);
-	if (r < 0)
-		return r;
+	err = dmt_fec_geometry(p->roots, p->block_size, p->data_blocks,
+			       p->hash_start, hash_blocks, p->fec_offset, l);
+	if (err < 0)
+		return geometry_err(p, hash_blocks, err, r);
 	l->shared = shared;
 
 	/* The parity must not overwrite what it protects. */
 	if (dmt_file_same(p->fec, p->data) &&
 	    overlaps(l->fec_offset, l->fec_end, 0, l->data_blocks * bs))
-		return -EINVAL;
+		return overlap_err(r, "data");
 	if (shared && l->fec_offset < (l->hash_start + l->hash_blocks) * bs)
-		return -EINVAL;
+		return overlap_err(r, "hash");
 	return 0;
 }
 
@@ -420,14 +494,15 @@ static int setup_simd(struct dmt_fec *f)
 	return 0;
 }
 
-static int fec_init(struct dmt_fec *f, const struct dmt_fec_params *p)
+static int fec_init(struct dmt_fec *f, const struct dmt_fec_params *p,
+		    struct dmt_reason *why)
 {
 	int r;
 
 	memset(f, 0, sizeof(*f));
 	dmt_walk_init(&f->walk, 1, &p->progress, 0);
 	f->p = p;
-	r = dmt_fec_layout(p, &f->l);
+	r = dmt_fec_layout(p, &f->l, why);
 	if (r < 0)
 		goto out;
 	r = dmt_rs_init(&f->rs, p->roots);
@@ -457,12 +532,12 @@ static int stream_pass(struct dmt_fec *f)
 }
 
 int dmt_fec_encode(const struct dmt_fec_params *p,
-		   struct dmt_fec_layout *layout)
+		   struct dmt_fec_layout *layout, struct dmt_reason *why)
 {
 	struct dmt_fec f;
 	int r;
 
-	r = fec_init(&f, p);
+	r = fec_init(&f, p, why);
 	if (r < 0)
 		goto out;
 	if (layout)
@@ -920,7 +995,8 @@ out:
 
 int dmt_fec_correct(const struct dmt_fec_params *p,
 		    const struct dmt_fec_ops *ops, unsigned int flags,
-		    struct dmt_overlay *ov, struct dmt_fec_stats *stats)
+		    struct dmt_overlay *ov, struct dmt_fec_stats *stats,
+		    struct dmt_reason *why)
 {
 	struct dmt_fec f;
 	uint64_t n;
@@ -929,8 +1005,9 @@ int dmt_fec_correct(const struct dmt_fec_params *p,
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	if (!ops || !ops->check || !ov)
-		return -EINVAL;
-	r = fec_init(&f, p);
+		return dmt_reason_set(why, -EINVAL, DMT_REASON_MISSING,
+				      "ops", 0);
+	r = fec_init(&f, p, why);
 	if (r < 0)
 		goto out;
 	f.ops = ops;
@@ -962,7 +1039,8 @@ out:
 int dmt_fec_verify_and_correct(const struct dmt_fec_params *p,
 			       const struct dmt_fec_ops *ops,
 			       unsigned int flags,
-			       struct dmt_fec_stats *stats)
+			       struct dmt_fec_stats *stats,
+			       struct dmt_reason *why)
 {
 	struct dmt_overlay *ov;
 	int r;
@@ -970,11 +1048,12 @@ int dmt_fec_verify_and_correct(const struct dmt_fec_params *p,
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	if (!p->block_size)
-		return -EINVAL;
+		return dmt_reason_set(why, -EINVAL, DMT_REASON_BAD_VALUE,
+				      "block_size", 0);
 	r = dmt_overlay_new(p->block_size, DMT_OVERLAY_MEM_BUDGET, &ov);
 	if (r < 0)
 		return r;
-	r = dmt_fec_correct(p, ops, flags, ov, stats);
+	r = dmt_fec_correct(p, ops, flags, ov, stats, why);
 	dmt_overlay_free(ov);
 	return r;
 }

@@ -203,7 +203,7 @@ static int new_block_hasher(struct fv_engine *e, const char *engine,
 	};
 
 	memcpy(padded, e->salt, e->salt_size);
-	return dmt_hasher_new(&hp, h);
+	return dmt_hasher_new(&hp, h, NULL);
 }
 
 static int alloc_workers(struct fv_engine *e, const char *engine)
@@ -257,7 +257,7 @@ int fv_engine_init(struct fv_engine *e, const struct dmt_fsverity_params *p,
 			 e->bs;
 
 	dp.alg = algs[e->alg].name;
-	err = dmt_hasher_new(&dp, &e->hdesc);
+	err = dmt_hasher_new(&dp, &e->hdesc, NULL);
 	if (!err)
 		err = alloc_workers(e, p->engine);
 	if (err) {

@@ -17,7 +17,10 @@
 #include <xxhash.h>
 
 #include <dmt/hash.h>
+#include "lib/hash/hash_priv.h"
+#include <dmt/reason.h>
 #include "lib/common/cpu.h"
+#include "lib/common/reserved.h"
 #include "lib/hash/dispatch.h"
 
 /* ---- registry ---- */
@@ -220,18 +223,41 @@ size_t dmt_hash_alg_list(char *buf, size_t size)
 
 /* Key size the kernel's setkey accepts for seeded checksums. */
 static int check_key(const struct dmt_hash_alg *a, const void *key,
-		     size_t key_size)
+		     size_t key_size, struct dmt_reason *r)
 {
 	if (key_size && !key)
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_MISSING, "key", 0);
+	if (a->hmac) {
+		if (key)
+			return 0;
+		dmt_reason_set(r, -EINVAL, DMT_REASON_NEEDS_KEY, "alg", 0);
+		if (r)
+			r->name = a->name;
 		return -EINVAL;
-	if (a->hmac)
-		return key ? 0 : -EINVAL;
+	}
 	if (!key_size)
 		return 0;
-	if (a->kind == AK_CRC32C || a->kind == AK_CRC32)
-		return key_size == 4 ? 0 : -EINVAL;
-	if (a->kind == AK_XXH64)
-		return key_size == 8 ? 0 : -EINVAL;
+	if (a->kind == AK_CRC32C || a->kind == AK_CRC32) {
+		if (key_size == 4)
+			return 0;
+		goto bad_size;
+	}
+	if (a->kind == AK_XXH64) {
+		if (key_size == 8)
+			return 0;
+		goto bad_size;
+	}
+	dmt_reason_set(r, -EINVAL, DMT_REASON_UNSUPPORTED, "key", 0);
+	if (r)
+		r->name = a->name;
+	return -EINVAL;
+bad_size:
+	if (r) {
+		*r = (struct dmt_reason){ .code = DMT_REASON_KEY_SIZE,
+					  .field = "key_size", .name = a->name,
+					  .value = key_size };
+		r->min = r->max = a->kind == AK_XXH64 ? 8 : 4;
+	}
 	return -EINVAL;
 }
 
@@ -434,18 +460,41 @@ static int hasher_setup(struct dmt_hasher *h, const struct dmt_hasher_params *p,
 }
 
 static int check_params(const struct dmt_hasher_params *p,
-			const struct dmt_hash_alg **a)
+			const struct dmt_hash_alg **a, struct dmt_reason *r)
 {
-	int rc = dmt_hash_alg_lookup(p->alg, a);
+	int rc = DMT_CHECK_RESERVED(p, r);
 
 	if (rc)
 		return rc;
-	if (p->header_size > 64 || (p->prefix_size && !p->prefix) ||
-	    (p->suffix_size && !p->suffix) ||
-	    p->prefix_size > (1u << 30) || p->suffix_size > (1u << 30) ||
-	    p->key_size > (1u << 30) || p->msg_size > ((size_t)1 << 60))
-		return -EINVAL;
-	return check_key(*a, p->key, p->key_size);
+	rc = dmt_hash_alg_lookup(p->alg, a);
+	if (rc) {
+		dmt_reason_set(r, rc, DMT_REASON_UNKNOWN_ALG, "alg", 0);
+		if (r)
+			r->name = p->alg;
+		return rc;
+	}
+	if (p->header_size > 64)
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_TOO_LARGE,
+				      "header_size", p->header_size);
+	if (p->prefix_size && !p->prefix)
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_MISSING, "prefix",
+				      0);
+	if (p->suffix_size && !p->suffix)
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_MISSING, "suffix",
+				      0);
+	if (p->prefix_size > (1u << 30))
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_TOO_LARGE,
+				      "prefix_size", p->prefix_size);
+	if (p->suffix_size > (1u << 30))
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_TOO_LARGE,
+				      "suffix_size", p->suffix_size);
+	if (p->key_size > (1u << 30))
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_TOO_LARGE,
+				      "key_size", p->key_size);
+	if (p->msg_size > ((size_t)1 << 60))
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_TOO_LARGE,
+				      "msg_size", p->msg_size);
+	return check_key(*a, p->key, p->key_size, r);
 }
 
 /* Staging sizes of a hasher, besides prefix, suffix and key. */
@@ -556,7 +605,13 @@ static size_t layout(struct dmt_hasher *t, const struct hasher_sizes *sz)
 	return sizeof(*t) + off;
 }
 
-int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out)
+void dmt_hasher_params_init(struct dmt_hasher_params *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out,
+		   struct dmt_reason *r)
 {
 	const struct dmt_hash_alg *a;
 	const struct dmt_engine *e;
@@ -566,12 +621,17 @@ int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out)
 	int rc;
 
 	*out = NULL;
-	rc = check_params(p, &a);
+	rc = check_params(p, &a, r);
 	if (rc)
 		goto out;
 	rc = choose_engine(a, p->engine, cpu, &e);
-	if (rc)
+	if (rc) {
+		dmt_reason_set(r, rc, rc == -ENOTSUP ? DMT_REASON_UNSUPPORTED :
+			       DMT_REASON_BAD_VALUE, "engine", 0);
+		if (r)
+			r->name = p->engine;
 		goto out;
+	}
 
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.alg = a;
@@ -584,8 +644,12 @@ int dmt_hasher_new(const struct dmt_hasher_params *p, struct dmt_hasher **out)
 	tmp.width = 1;
 	tmp.md = alg_md[alg_index(a)];
 	rc = setup_path(&tmp, &e, cpu, p, &sz);
-	if (rc)
+	if (rc) {
+		dmt_reason_set(r, rc, DMT_REASON_UNSUPPORTED, "alg", 0);
+		if (r)
+			r->name = a->name;
 		goto out;
+	}
 	tmp.alloc_size = layout(&tmp, &sz);
 
 	rc = -ENOMEM;
@@ -855,7 +919,7 @@ int dmt_hash_oneshot(const char *alg, const void *key, size_t key_size,
 	const uint8_t *m = msg ? msg : (const uint8_t *)"";
 	int rc;
 
-	rc = dmt_hasher_new(&p, &h);
+	rc = dmt_hasher_new(&p, &h, NULL);
 	if (rc)
 		return rc;
 	rc = dmt_hasher_digest(h, 1, &m, NULL, out);

@@ -67,7 +67,7 @@ int dmt_integrity_tagger_new(const char *alg, const void *key,
 		return -ENOMEM;
 	t->tag_size = tag_size;
 	t->spb = sector_size / 512;
-	err = dmt_hasher_new(&p, &t->h);
+	err = dmt_hasher_new(&p, &t->h, NULL);
 	if (err)
 		goto fail;
 	t->digest = dmt_hasher_digest_size(t->h);

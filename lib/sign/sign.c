@@ -22,6 +22,8 @@
 #include <openssl/ui.h>
 #include <openssl/x509.h>
 
+#include "lib/common/reserved.h"
+
 #define SIGN_FLAGS (PKCS7_DETACHED | PKCS7_NOCERTS | PKCS7_NOATTR | \
 		    PKCS7_BINARY)
 #define ROOT_HEX_MAX 128	/* sha512 */
@@ -128,62 +130,186 @@ out:
 	return r;
 }
 
-int dmt_sign_root_hash(const char *key, const char *cert,
-		       const char *passphrase, const char *root_hex,
-		       uint8_t **sig, size_t *sig_len)
+void dmt_sign_params_init(struct dmt_sign_params *p)
 {
-	char hex[ROOT_HEX_MAX + 1];
-	EVP_PKEY *pkey = NULL;
-	X509 *x = NULL;
+	memset(p, 0, sizeof(*p));
+}
+
+/* A loaded key and certificate, for many signatures. */
+struct dmt_sign_key {
+	EVP_PKEY *pkey;
+	X509 *x;
+};
+
+/* The reason for a failed load_object() of what (field) at path. */
+static int load_err(struct dmt_reason *r, int err, const char *field,
+		    const char *path)
+{
+	if (err == -ENOKEY)
+		dmt_reason_set(r, err, DMT_REASON_MISSING, field, 0);
+	else if (err == -ENOTSUP)
+		dmt_reason_set(r, err, DMT_REASON_UNSUPPORTED, field, 0);
+	else
+		dmt_reason_set(r, err, DMT_REASON_IO, field, (uint64_t)-err);
+	if (r)
+		r->path = path;
+	return err;
+}
+
+static int load_cert(const char *cert, X509 **x, struct dmt_reason *r)
+{
+	int err = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)x);
+
+	return err < 0 ? load_err(r, err, "cert", cert) : 0;
+}
+
+static int check_root(const char *root_hex, char hex[ROOT_HEX_MAX + 1],
+		      struct dmt_reason *r)
+{
+	int err = root_lower(root_hex, hex);
+
+	if (err < 0)
+		dmt_reason_set(r, err, DMT_REASON_BAD_VALUE, "root_hex", 0);
+	return err;
+}
+
+void dmt_sign_key_free(struct dmt_sign_key *k)
+{
+	if (!k)
+		return;
+	X509_free(k->x);
+	EVP_PKEY_free(k->pkey);
+	free(k);
+}
+
+int dmt_sign_key_new(const struct dmt_sign_params *p,
+		     struct dmt_sign_key **out, struct dmt_reason *r)
+{
+	struct dmt_sign_key *k = NULL;
+	int err;
+
+	*out = NULL;
+	err = DMT_CHECK_RESERVED(p, r);
+	if (err)
+		goto out;
+	err = -ENOMEM;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		goto out;
+	err = load_object(p->key, p->passphrase, OSSL_STORE_INFO_PKEY,
+			  (void **)&k->pkey);
+	if (err < 0) {
+		load_err(r, err, "key", p->key);
+		goto out;
+	}
+	err = load_cert(p->cert, &k->x, r);
+	if (err < 0)
+		goto out;
+	if (X509_check_private_key(k->x, k->pkey) != 1) {
+		err = dmt_reason_set(r, -EINVAL, DMT_REASON_CONFLICT, "key", 0);
+		if (r)
+			r->field2 = "cert";
+	}
+out:
+	if (err)
+		dmt_sign_key_free(k);
+	else
+		*out = k;
+	return err;
+}
+
+/*
+ * Any message, any digest: what `fsverity sign` makes over a
+ * struct fsverity_formatted_digest (the signer's digest is the file's hash
+ * algorithm there).  Same flags as dmt_sign_root_hash.
+ */
+static int sign_md(struct dmt_sign_key *k, const EVP_MD *md, const void *data,
+		   size_t len, uint8_t **sig, size_t *sig_len,
+		   struct dmt_reason *r)
+{
 	PKCS7 *p7 = NULL;
 	BIO *bio = NULL;
 	unsigned char *der = NULL;
-	int len, r;
+	int der_len, err;
 
-	*sig = NULL;
-	*sig_len = 0;
-	r = root_lower(root_hex, hex);
-	if (r < 0)
-		goto out;
-	r = load_object(key, passphrase, OSSL_STORE_INFO_PKEY, (void **)&pkey);
-	if (r < 0)
-		goto out;
-	r = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)&x);
-	if (r < 0)
-		goto out;
-	r = -EINVAL;
-	if (X509_check_private_key(x, pkey) != 1)
-		goto out;
-	r = -ENOMEM;
-	bio = BIO_new_mem_buf(hex, (int)strlen(hex));
+	err = -ENOMEM;
+	bio = BIO_new_mem_buf(data, (int)len);
 	p7 = PKCS7_sign(NULL, NULL, NULL, NULL, SIGN_FLAGS | PKCS7_PARTIAL);
 	if (!bio || !p7)
 		goto out;
-	r = -EINVAL;	/* e.g. a key type PKCS#7 can't sign with */
-	if (!PKCS7_sign_add_signer(p7, x, pkey, EVP_sha256(), SIGN_FLAGS) ||
-	    PKCS7_final(p7, bio, SIGN_FLAGS) != 1)
+	/* e.g. a key type PKCS#7 can't sign with */
+	if (!PKCS7_sign_add_signer(p7, k->x, k->pkey, md, SIGN_FLAGS) ||
+	    PKCS7_final(p7, bio, SIGN_FLAGS) != 1) {
+		err = dmt_reason_set(r, -EINVAL, DMT_REASON_UNSUPPORTED, "key",
+				     0);
 		goto out;
-	len = i2d_PKCS7(p7, &der);
-	if (len <= 0)
+	}
+	err = -EINVAL;
+	der_len = i2d_PKCS7(p7, &der);
+	if (der_len <= 0)
 		goto out;
-	r = -ENOMEM;
-	*sig = malloc((size_t)len);
+	err = -ENOMEM;
+	*sig = malloc((size_t)der_len);
 	if (!*sig)
 		goto out;
-	memcpy(*sig, der, (size_t)len);
-	*sig_len = (size_t)len;
-	r = 0;
+	memcpy(*sig, der, (size_t)der_len);
+	*sig_len = (size_t)der_len;
+	err = 0;
 out:
 	OPENSSL_free(der);
 	PKCS7_free(p7);
 	BIO_free(bio);
-	X509_free(x);
-	EVP_PKEY_free(pkey);
-	return r;
+	return err;
 }
 
-int dmt_verify_root_hash_sig(const uint8_t *sig, size_t sig_len,
-			     const char *cert, const char *root_hex)
+int dmt_sign_data(struct dmt_sign_key *k, const char *digest_name,
+		  const void *data, size_t len, uint8_t **sig, size_t *sig_len,
+		  struct dmt_reason *r)
+{
+	const EVP_MD *md = digest_name ? EVP_get_digestbyname(digest_name) :
+					 NULL;
+
+	*sig = NULL;
+	*sig_len = 0;
+	if (!k)
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_MISSING, "key", 0);
+	if (!md) {
+		dmt_reason_set(r, -EINVAL, DMT_REASON_UNKNOWN_ALG,
+			       "digest_name", 0);
+		if (r)
+			r->name = digest_name;
+		return -EINVAL;
+	}
+	if (!data || !len || len > INT32_MAX)
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE, "len",
+				      len);
+	return sign_md(k, md, data, len, sig, sig_len, r);
+}
+
+int dmt_sign_root_hash(const struct dmt_sign_params *p, const char *root_hex,
+		       uint8_t **sig, size_t *sig_len, struct dmt_reason *r)
+{
+	char hex[ROOT_HEX_MAX + 1];
+	struct dmt_sign_key *k = NULL;
+	int err;
+
+	*sig = NULL;
+	*sig_len = 0;
+	err = DMT_CHECK_RESERVED(p, r);
+	if (!err)
+		err = check_root(root_hex, hex, r);
+	if (!err)
+		err = dmt_sign_key_new(p, &k, r);
+	if (!err)
+		err = sign_md(k, EVP_sha256(), hex, strlen(hex), sig, sig_len,
+			      r);
+	dmt_sign_key_free(k);
+	return err;
+}
+
+int dmt_sign_verify_root_hash(const uint8_t *sig, size_t sig_len,
+			      const char *cert, const char *root_hex,
+			      struct dmt_reason *r)
 {
 	char hex[ROOT_HEX_MAX + 1];
 	const unsigned char *p = sig;
@@ -191,21 +317,21 @@ int dmt_verify_root_hash_sig(const uint8_t *sig, size_t sig_len,
 	PKCS7 *p7 = NULL;
 	X509 *x = NULL;
 	BIO *bio = NULL;
-	int r;
+	int err;
 
-	r = root_lower(root_hex, hex);
-	if (r < 0)
+	err = check_root(root_hex, hex, r);
+	if (err < 0)
 		goto out;
-	r = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)&x);
-	if (r < 0)
+	err = load_cert(cert, &x, r);
+	if (err < 0)
 		goto out;
-	r = -EBADMSG;
+	err = dmt_reason_set(r, -EBADMSG, DMT_REASON_BAD_VALUE, "sig", 0);
 	if (!sig || !sig_len || sig_len > INT32_MAX)
 		goto out;
 	p7 = d2i_PKCS7(NULL, &p, (long)sig_len);
 	if (!p7 || p != sig + sig_len || !PKCS7_type_is_signed(p7))
 		goto out;
-	r = -ENOMEM;
+	err = -ENOMEM;
 	certs = sk_X509_new_null();
 	bio = BIO_new_mem_buf(hex, (int)strlen(hex));
 	if (!certs || !bio || !sk_X509_push(certs, x))
@@ -214,28 +340,32 @@ int dmt_verify_root_hash_sig(const uint8_t *sig, size_t sig_len,
 	 * NOINTERN: only our certificate may be the signer, never one
 	 * carried in the signature; NOVERIFY: no chain, like the kernel.
 	 */
-	r = PKCS7_verify(p7, certs, NULL, bio, NULL,
-			 PKCS7_NOINTERN | PKCS7_NOVERIFY | PKCS7_NOCHAIN |
-			 PKCS7_BINARY) == 1 ? 0 : -EBADMSG;
+	err = PKCS7_verify(p7, certs, NULL, bio, NULL,
+			   PKCS7_NOINTERN | PKCS7_NOVERIFY | PKCS7_NOCHAIN |
+			   PKCS7_BINARY) == 1 ? 0 : -EBADMSG;
+	if (err)
+		dmt_reason_set(r, err, DMT_REASON_BAD_VALUE, "sig", 0);
 out:
 	sk_X509_free(certs);	/* x is freed below, not by the stack */
 	BIO_free(bio);
 	PKCS7_free(p7);
 	X509_free(x);
-	return r;
+	return err;
 }
 
-int dmt_sidecar_path(const char *image, enum dmt_sidecar which, char **out)
+int dmt_sign_sidecar_path(const char *image, enum dmt_sign_sidecar which,
+			  char **out)
 {
 	static const char *const suffix[] = {
-		[DMT_SIDECAR_ROOTHASH] = ".roothash",
-		[DMT_SIDECAR_ROOTHASH_SIG] = ".roothash.p7s",
-		[DMT_SIDECAR_VERITY] = ".verity",
+		[DMT_SIGN_SIDECAR_ROOTHASH] = ".roothash",
+		[DMT_SIGN_SIDECAR_ROOTHASH_SIG] = ".roothash.p7s",
+		[DMT_SIGN_SIDECAR_VERITY] = ".verity",
 	};
 	size_t len, slen;
 
 	*out = NULL;
-	if (!image || !*image || (unsigned int)which > DMT_SIDECAR_VERITY)
+	if (!image || !*image ||
+	    (unsigned int)which > DMT_SIGN_SIDECAR_VERITY)
 		return -EINVAL;
 	len = strlen(image);
 	if (len >= 4 && !strcmp(image + len - 4, ".raw"))
@@ -247,108 +377,4 @@ int dmt_sidecar_path(const char *image, enum dmt_sidecar which, char **out)
 	memcpy(*out, image, len);
 	memcpy(*out + len, suffix[which], slen + 1);
 	return 0;
-}
-
-/* A loaded key and certificate, for many signatures. */
-struct dmt_signer {
-	EVP_PKEY *pkey;
-	X509 *x;
-};
-
-void dmt_signer_free(struct dmt_signer *s)
-{
-	if (!s)
-		return;
-	X509_free(s->x);
-	EVP_PKEY_free(s->pkey);
-	free(s);
-}
-
-int dmt_signer_new(const char *key, const char *cert, const char *passphrase,
-		   struct dmt_signer **out)
-{
-	struct dmt_signer *s = calloc(1, sizeof(*s));
-	int r = -ENOMEM;
-
-	*out = NULL;
-	if (!s)
-		goto out;
-	r = load_object(key, passphrase, OSSL_STORE_INFO_PKEY,
-			(void **)&s->pkey);
-	if (!r)
-		r = load_object(cert, NULL, OSSL_STORE_INFO_CERT, (void **)&s->x);
-	if (!r && X509_check_private_key(s->x, s->pkey) != 1)
-		r = -EINVAL;
-out:
-	if (r)
-		dmt_signer_free(s);
-	else
-		*out = s;
-	return r;
-}
-
-/*
- * Any message, any digest: what `fsverity sign` makes over a
- * struct fsverity_formatted_digest (the signer's digest is the file's hash
- * algorithm there).  Same flags as dmt_sign_root_hash.
- */
-int dmt_signer_sign(struct dmt_signer *s, const char *digest_name,
-		    const void *data, size_t len, uint8_t **sig,
-		    size_t *sig_len)
-{
-	const EVP_MD *md = digest_name ? EVP_get_digestbyname(digest_name) :
-					 NULL;
-	PKCS7 *p7 = NULL;
-	BIO *bio = NULL;
-	unsigned char *der = NULL;
-	int der_len, r;
-
-	*sig = NULL;
-	*sig_len = 0;
-	r = -EINVAL;
-	if (!s || !md || !data || !len || len > INT32_MAX)
-		goto out;
-	r = -ENOMEM;
-	bio = BIO_new_mem_buf(data, (int)len);
-	p7 = PKCS7_sign(NULL, NULL, NULL, NULL, SIGN_FLAGS | PKCS7_PARTIAL);
-	if (!bio || !p7)
-		goto out;
-	r = -EINVAL;
-	if (!PKCS7_sign_add_signer(p7, s->x, s->pkey, md, SIGN_FLAGS) ||
-	    PKCS7_final(p7, bio, SIGN_FLAGS) != 1)
-		goto out;
-	der_len = i2d_PKCS7(p7, &der);
-	if (der_len <= 0)
-		goto out;
-	r = -ENOMEM;
-	*sig = malloc((size_t)der_len);
-	if (!*sig)
-		goto out;
-	memcpy(*sig, der, (size_t)der_len);
-	*sig_len = (size_t)der_len;
-	r = 0;
-out:
-	OPENSSL_free(der);
-	PKCS7_free(p7);
-	BIO_free(bio);
-	return r;
-}
-
-int dmt_sign_buffer(const char *key, const char *cert, const char *passphrase,
-		    const char *digest_name, const void *data, size_t len,
-		    uint8_t **sig, size_t *sig_len)
-{
-	struct dmt_signer *s = NULL;
-	int r;
-
-	*sig = NULL;
-	*sig_len = 0;
-	if (!digest_name || !EVP_get_digestbyname(digest_name) || !data ||
-	    !len)
-		return -EINVAL;
-	r = dmt_signer_new(key, cert, passphrase, &s);
-	if (!r)
-		r = dmt_signer_sign(s, digest_name, data, len, sig, sig_len);
-	dmt_signer_free(s);
-	return r;
 }

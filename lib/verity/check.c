@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lib/common/overlay.h"
+#include "lib/common/reserved.h"
 #include "lib/fec/fec_priv.h"
 #include "lib/verity/verity_priv.h"
 
@@ -189,7 +190,7 @@ static int run_init(struct check_run *r, const struct dmt_verity_params *p,
 			return err;
 		r->p.data_blocks = dmt_verity_blocks_for_size(&r->p, size);
 	}
-	err = dmt_verity_geometry(&r->p, &r->g);
+	err = dmt_verity_geometry(&r->p, &r->g, NULL);
 	if (!err)
 		err = dmt_verity_hasher_new(&r->p, false, &r->hd);
 	if (!err)
@@ -219,7 +220,7 @@ static int verify_stage(struct check_run *r, enum dmt_verity_stage s,
 	q.progress = vt_stage_begin(st, s);
 	q.overlay = ov;
 	err = dmt_verity_verify(&q, data, hash, r->root, r->g.digest_size,
-				rep);
+				rep, NULL);
 	if (err && err != -EBADMSG)
 		r->res->error_path = rep->error_path;
 	return vt_stage_end(st, s, err);
@@ -227,7 +228,7 @@ static int verify_stage(struct check_run *r, enum dmt_verity_stage s,
 
 /* The FEC pass: corrections into the overlay (verify) or the files. */
 static int fec_stage(struct check_run *r, struct dmt_file *data,
-		     struct dmt_file *hash, const struct dmt_verity_fec *fec,
+		     struct dmt_file *hash, const struct dmt_verity_fec_params *fec,
 		     unsigned int flags, const struct dmt_verity_stages *st,
 		     struct dmt_reason *why)
 {
@@ -256,7 +257,7 @@ static int fec_stage(struct check_run *r, struct dmt_file *data,
 	res->fec_ran = true;
 	fp.progress = vt_stage_begin(st, DMT_VERITY_STAGE_FEC);
 	err = dmt_fec_correct(&fp, &ops, flags & DMT_VERITY_CHECK_REPAIR ?
-			      DMT_FEC_REPAIR : 0, r->ov, &res->fec);
+			      DMT_FEC_REPAIR : 0, r->ov, &res->fec, NULL);
 	if (err && err != -EBADMSG && dmt_overlay_spill_failed(r->ov))
 		dmt_reason_set(why, 0, DMT_REASON_VERITY_SPILL, NULL,
 			       (uint64_t)-err);
@@ -270,7 +271,7 @@ static int fec_stage(struct check_run *r, struct dmt_file *data,
 
 /* repair: what was written reaches the disk before it is checked. */
 static int sync_stage(struct check_run *r, struct dmt_file *data,
-		      struct dmt_file *hash, const struct dmt_verity_fec *fec,
+		      struct dmt_file *hash, const struct dmt_verity_fec_params *fec,
 		      const struct dmt_verity_stages *st)
 {
 	int err;
@@ -288,7 +289,7 @@ static int sync_stage(struct check_run *r, struct dmt_file *data,
 
 /* After the first verification failed (or right away for repair). */
 static int correct(struct check_run *r, struct dmt_file *data,
-		   struct dmt_file *hash, const struct dmt_verity_fec *fec,
+		   struct dmt_file *hash, const struct dmt_verity_fec_params *fec,
 		   unsigned int flags, const struct dmt_verity_stages *st,
 		   struct dmt_reason *why)
 {
@@ -314,7 +315,7 @@ static int correct(struct check_run *r, struct dmt_file *data,
 }
 
 int dmt_verity_check(const struct dmt_verity_params *p, struct dmt_file *data,
-		     struct dmt_file *hash, const struct dmt_verity_fec *fec,
+		     struct dmt_file *hash, const struct dmt_verity_fec_params *fec,
 		     const uint8_t *root, size_t root_size, unsigned int flags,
 		     const struct dmt_verity_stages *st,
 		     struct dmt_verity_check_result *res,
@@ -325,6 +326,11 @@ int dmt_verity_check(const struct dmt_verity_params *p, struct dmt_file *data,
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	err = DMT_CHECK_RESERVED(p, why);
+	if (!err && fec)
+		err = DMT_CHECK_RESERVED(fec, why);
+	if (err)
+		return err;
 	if ((flags & DMT_VERITY_CHECK_REPAIR) && !with_fec)
 		return dmt_reason_set(why, -EINVAL, DMT_REASON_MISSING, "fec",
 				      0);

@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "lib/common/reserved.h"
 #include "lib/verity/verity_priv.h"
+#include "lib/fec/fec_priv.h"
 
 static int overlap(struct dmt_reason *why, const char *a, const char *b)
 {
@@ -35,7 +37,7 @@ static int fec_layout_err(struct dmt_reason *why, int err,
 static int fec_overlap(const struct dmt_verity_params *p,
 		       const struct dmt_verity_geometry *g,
 		       const struct dmt_file *data, const struct dmt_file *hash,
-		       const struct dmt_verity_fec *fec, struct dmt_reason *why)
+		       const struct dmt_verity_fec_params *fec, struct dmt_reason *why)
 {
 	if (p->data_block_size != p->hash_block_size)
 		return dmt_reason_set(why, -EINVAL,
@@ -52,7 +54,7 @@ static int fec_overlap(const struct dmt_verity_params *p,
 static void fec_params(const struct dmt_verity_params *p,
 		       const struct dmt_verity_geometry *g,
 		       struct dmt_file *data, struct dmt_file *hash,
-		       const struct dmt_verity_fec *fec,
+		       const struct dmt_verity_fec_params *fec,
 		       struct dmt_fec_params *fp)
 {
 	memset(fp, 0, sizeof(*fp));
@@ -72,7 +74,7 @@ static void fec_params(const struct dmt_verity_params *p,
 static int fec_resolve(const struct dmt_fec_params *fp,
 		       struct dmt_fec_layout *fl, struct dmt_reason *why)
 {
-	int err = dmt_fec_layout(fp, fl);
+	int err = dmt_fec_layout(fp, fl, NULL);
 
 	if (err == -ENODATA) {
 		dmt_reason_set(why, 0, DMT_REASON_DEVICE_TOO_SMALL, "hash", 0);
@@ -83,9 +85,14 @@ static int fec_resolve(const struct dmt_fec_params *fp,
 	return err ? fec_layout_err(why, err, fp->fec) : 0;
 }
 
+void dmt_verity_fec_params_init(struct dmt_verity_fec_params *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
 int dmt_verity_fec_layout(const struct dmt_verity_params *p,
 			  struct dmt_file *data, struct dmt_file *hash,
-			  const struct dmt_verity_fec *fec, bool existing,
+			  const struct dmt_verity_fec_params *fec, bool existing,
 			  struct dmt_fec_layout *fl, struct dmt_reason *why)
 {
 	struct dmt_verity_geometry g;
@@ -94,7 +101,10 @@ int dmt_verity_fec_layout(const struct dmt_verity_params *p,
 	int err;
 
 	memset(fl, 0, sizeof(*fl));
-	err = dmt_verity_geometry(p, &g);
+	err = fec ? DMT_CHECK_RESERVED(fec, why) : 0;
+	if (err)
+		return err;
+	err = dmt_verity_geometry(p, &g, NULL);
 	if (err)
 		return dmt_reason_set(why, err, DMT_REASON_BAD_VALUE,
 				      "data_blocks", p->data_blocks);
@@ -194,7 +204,7 @@ int vt_stage_end(const struct dmt_verity_stages *st,
 static int format_fec(const struct dmt_verity_params *q,
 		      const struct dmt_verity_geometry *g,
 		      struct dmt_file *data, struct dmt_file *hash,
-		      const struct dmt_verity_fec *fec,
+		      const struct dmt_verity_fec_params *fec,
 		      const struct dmt_verity_stages *st,
 		      struct dmt_fec_layout *fl, struct dmt_reason *why)
 {
@@ -207,7 +217,7 @@ static int format_fec(const struct dmt_verity_params *q,
 		return err;
 	fp.progress = vt_stage_begin(st, DMT_VERITY_STAGE_FEC_ENCODE);
 	err = vt_stage_end(st, DMT_VERITY_STAGE_FEC_ENCODE,
-			dmt_fec_encode(&fp, NULL));
+			dmt_fec_encode(&fp, NULL, NULL));
 	if (err || q->no_superblock)
 		return err;
 	vt_stage_begin(st, DMT_VERITY_STAGE_SUPERBLOCK);
@@ -217,7 +227,7 @@ static int format_fec(const struct dmt_verity_params *q,
 
 int dmt_verity_format(const struct dmt_verity_params *p,
 		      struct dmt_file *data, struct dmt_file *hash,
-		      const struct dmt_verity_fec *fec,
+		      const struct dmt_verity_fec_params *fec,
 		      const struct dmt_verity_stages *st,
 		      struct dmt_verity_result *res, struct dmt_fec_layout *fl,
 		      struct dmt_reason *why)
@@ -236,10 +246,12 @@ int dmt_verity_format(const struct dmt_verity_params *p,
 	if (!q.data_blocks && !dmt_file_size(data, &size))
 		q.data_blocks = dmt_verity_blocks_for_size(&q, size);
 	err = dmt_verity_check_params(&q, why);
+	if (!err && fec)
+		err = DMT_CHECK_RESERVED(fec, why);
 	if (err)
 		return err;
 	if (with_fec) {
-		err = dmt_verity_geometry(&q, &g);
+		err = dmt_verity_geometry(&q, &g, NULL);
 		if (!err)
 			err = fec_overlap(&q, &g, data, hash, fec, why);
 		if (err)
@@ -247,7 +259,7 @@ int dmt_verity_format(const struct dmt_verity_params *p,
 	}
 	q.progress = vt_stage_begin(st, DMT_VERITY_STAGE_TREE);
 	err = vt_stage_end(st, DMT_VERITY_STAGE_TREE,
-			vt_build(&q, data, hash, !with_fec, res));
+			vt_build(&q, data, hash, !with_fec, res, NULL));
 	if (err || !with_fec)
 		return err;
 	return format_fec(&q, &res->geo, data, hash, fec, st, fl, why);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lib/common/byteorder.h"
+#include "lib/common/reserved.h"
 #include "lib/verity/verity_priv.h"
 
 static const uint8_t sb_signature[8] = { 'v', 'e', 'r', 'i', 't', 'y', 0, 0 };
@@ -60,7 +61,10 @@ int dmt_verity_check_params(const struct dmt_verity_params *p,
 			    struct dmt_reason *why)
 {
 	size_t ds = dmt_verity_digest_size(p->hash_name);
+	int err = DMT_CHECK_RESERVED(p, why);
 
+	if (err)
+		return err;
 	if (!ds) {
 		dmt_reason_set(why, 0, DMT_REASON_UNSUPPORTED, "hash_name", 0);
 		if (why)
@@ -110,7 +114,7 @@ uint64_t dmt_verity_blocks_for_size(const struct dmt_verity_params *p,
 }
 
 int dmt_verity_geometry(const struct dmt_verity_params *p,
-			struct dmt_verity_geometry *g)
+			struct dmt_verity_geometry *g, struct dmt_reason *why)
 {
 	uint64_t n = p->data_blocks, hbs = p->hash_block_size, start, total;
 	unsigned int bits, l, levels = 0;
@@ -118,11 +122,12 @@ int dmt_verity_geometry(const struct dmt_verity_params *p,
 	int err;
 
 	memset(g, 0, sizeof(*g));
-	err = dmt_verity_check_params(p, NULL);
+	err = dmt_verity_check_params(p, why);
 	if (err)
 		return err;
 	if (!n)
-		return -EINVAL;
+		return dmt_reason_set(why, -EINVAL, DMT_REASON_MISSING,
+				      "data_blocks", 0);
 	ds = dmt_verity_digest_size(p->hash_name);
 
 	g->data_blocks = n;
@@ -170,10 +175,10 @@ int dmt_verity_geometry(const struct dmt_verity_params *p,
 /* ---- superblock (docs/formats.md 1.1) ---- */
 
 int dmt_verity_sb_encode(const struct dmt_verity_params *p,
-			 uint8_t sb[DMT_VERITY_SB_SIZE])
+			 uint8_t sb[DMT_VERITY_SB_SIZE], struct dmt_reason *why)
 {
 	size_t i, len = strlen(p->hash_name);
-	int err = dmt_verity_check_params(p, NULL);
+	int err = dmt_verity_check_params(p, why);
 
 	if (err)
 		return err;
@@ -309,7 +314,7 @@ int dmt_verity_sb_write(struct dmt_file *hash,
 
 	if (p->no_superblock || p->hash_offset % 512)
 		return -EINVAL;
-	err = dmt_verity_sb_encode(p, sb);
+	err = dmt_verity_sb_encode(p, sb, NULL);
 	if (err)
 		return err;
 	return dmt_pwrite_full(hash, sb, sizeof(sb), p->hash_offset);
@@ -338,7 +343,7 @@ int dmt_verity_hasher_new(const struct dmt_verity_params *p, bool hash_block,
 		hp.suffix = p->salt;
 		hp.suffix_size = p->salt_size;
 	}
-	return dmt_hasher_new(&hp, out);
+	return dmt_hasher_new(&hp, out, NULL);
 }
 
 int dmt_verity_digest_location(const struct dmt_verity_geometry *g,

@@ -282,7 +282,8 @@ static int size_hash_file(struct vt *t)
 }
 
 int vt_build(const struct dmt_verity_params *p, struct dmt_file *data,
-	     struct dmt_file *hash, bool write_sb, struct dmt_verity_result *res)
+	     struct dmt_file *hash, bool write_sb, struct dmt_verity_result *res,
+	     struct dmt_reason *why)
 {
 	struct builder *b;
 	struct vt *t;
@@ -294,7 +295,7 @@ int vt_build(const struct dmt_verity_params *p, struct dmt_file *data,
 	if (!b)
 		return -ENOMEM;
 	t = &b->t;
-	err = vt_init(t, p, data, hash, false);
+	err = vt_init(t, p, data, hash, false, why);
 	if (err)
 		goto out;
 	err = size_hash_file(t);
@@ -318,7 +319,7 @@ int vt_build(const struct dmt_verity_params *p, struct dmt_file *data,
 	if (write_sb && !t->p.no_superblock) {
 		uint8_t sb[DMT_VERITY_SB_SIZE];
 
-		err = dmt_verity_sb_encode(&t->p, sb);
+		err = dmt_verity_sb_encode(&t->p, sb, NULL);
 		if (!err)
 			err = vt_io(t, hash,
 				    dmt_pwrite_full(hash, sb, sizeof(sb),
@@ -345,7 +346,8 @@ out:
 }
 
 int dmt_verity_build(const struct dmt_verity_params *p, struct dmt_file *data,
-		     struct dmt_file *hash, struct dmt_verity_result *res)
+		     struct dmt_file *hash, struct dmt_verity_result *res,
+		     struct dmt_reason *why)
 {
-	return vt_build(p, data, hash, true, res);
+	return vt_build(p, data, hash, true, res, why);
 }

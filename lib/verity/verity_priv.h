@@ -61,17 +61,30 @@ struct vt {
 };
 
 /*
+ * A hasher for one kind of verity block (data when hash_block is false,
+ * tree blocks otherwise) with the salt placed as the format requires.
+ * Clone it per thread (dmt_hasher_clone).
+ */
+int dmt_verity_hasher_new(const struct dmt_verity_params *p, bool hash_block,
+			  struct dmt_hasher **out);
+/* Encodes and writes the superblock at p->hash_offset of hash. */
+int dmt_verity_sb_write(struct dmt_file *hash,
+			const struct dmt_verity_params *p);
+
+/*
  * Resolves data_blocks, checks sizes and overlap, creates the hashers and
  * buffers of every worker (need_parent: verify's parent-block buffer).
  */
 int vt_init(struct vt *t, const struct dmt_verity_params *p,
-	    struct dmt_file *data, struct dmt_file *hash, bool need_parent);
+	    struct dmt_file *data, struct dmt_file *hash, bool need_parent,
+	    struct dmt_reason *why);
 void vt_free(struct vt *t);
 
 /* dmt_verity_build(), the superblock only when write_sb (format writes it
  * after the FEC parity, as veritysetup does). */
 int vt_build(const struct dmt_verity_params *p, struct dmt_file *data,
-	     struct dmt_file *hash, bool write_sb, struct dmt_verity_result *res);
+	     struct dmt_file *hash, bool write_sb, struct dmt_verity_result *res,
+	     struct dmt_reason *why);
 
 /* Asks the kernel to start reading data blocks [b0, b1) ahead; once a
  * window, from the main thread (every hint walks the page cache: per work

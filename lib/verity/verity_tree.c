@@ -95,7 +95,8 @@ static uint64_t item_blocks(unsigned int threads, uint32_t bs)
 }
 
 int vt_init(struct vt *t, const struct dmt_verity_params *p,
-	    struct dmt_file *data, struct dmt_file *hash, bool need_parent)
+	    struct dmt_file *data, struct dmt_file *hash, bool need_parent,
+	    struct dmt_reason *why)
 {
 	uint64_t dsize, data_end, area;
 	int err;
@@ -110,7 +111,7 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 	if (!need_parent)
 		t->p.overlay = NULL;
 
-	err = dmt_verity_check_params(&t->p, NULL);
+	err = dmt_verity_check_params(&t->p, why);
 	if (err)
 		return err;
 	err = vt_io(t, data, dmt_file_size(data, &dsize));
@@ -120,7 +121,7 @@ int vt_init(struct vt *t, const struct dmt_verity_params *p,
 		t->p.data_blocks = dmt_verity_blocks_for_size(&t->p, dsize);
 	if (!t->p.data_blocks)
 		return vt_io(t, data, -ENODATA);
-	err = dmt_verity_geometry(&t->p, &t->g);
+	err = dmt_verity_geometry(&t->p, &t->g, why);
 	if (err)
 		return err;
 	data_end = t->p.data_blocks * t->p.data_block_size;

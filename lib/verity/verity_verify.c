@@ -285,7 +285,8 @@ static int check_tree(struct verifier *v)
 
 int dmt_verity_verify(const struct dmt_verity_params *p, struct dmt_file *data,
 		      struct dmt_file *hash, const uint8_t *root,
-		      size_t root_size, struct dmt_verity_report *rep)
+		      size_t root_size, struct dmt_verity_report *rep,
+		      struct dmt_reason *why)
 {
 	struct verifier *v;
 	struct vt *t;
@@ -298,12 +299,14 @@ int dmt_verity_verify(const struct dmt_verity_params *p, struct dmt_file *data,
 		return -ENOMEM;
 	v->rep = rep;
 	t = &v->t;
-	err = vt_init(t, p, data, hash, true);
+	err = vt_init(t, p, data, hash, true, why);
 	if (err)
 		goto out;
-	err = -EINVAL;
-	if (root_size != t->g.digest_size)
+	if (root_size != t->g.digest_size) {
+		err = dmt_reason_set(why, -EINVAL, DMT_REASON_BAD_VALUE,
+				     "root_size", root_size);
 		goto out;
+	}
 	rep->root_hash_size = t->g.digest_size;
 	t->walk.total = t->g.data_blocks * t->g.data_block_size +
 		   t->g.hash_blocks * t->g.hash_block_size;

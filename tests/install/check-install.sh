@@ -65,6 +65,9 @@ cflags=$($PKG_CONFIG --cflags libdmt) || { fail "pkg-config --cflags libdmt"; ex
 libs=$($PKG_CONFIG --libs libdmt) || { fail "pkg-config --libs libdmt"; exit 1; }
 modver=$($PKG_CONFIG --modversion libdmt)
 [ "$modver" = "$version" ] || fail "pkg-config --modversion says $modver, want $version"
+grep -q "^#define DMT_VERSION_STRING \"$version\"$" \
+	"$root$prefix/include/dmt/version.h" ||
+	fail "dmt/version.h's DMT_VERSION_STRING is not $version"
 static_libs=$($PKG_CONFIG --static --libs libdmt) || { fail "pkg-config --static --libs libdmt"; exit 1; }
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 echo "check-install: cflags: $cflags; libs: $libs"

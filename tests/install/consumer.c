@@ -71,7 +71,7 @@ static void batch_matches_oneshot(const char *alg, size_t n, size_t len)
 		goto done;
 	for (size_t i = 0; i < n * len; i++)
 		buf[i] = (uint8_t)(i * 131 + (i >> 9));
-	err = dmt_hasher_new(&p, &h);
+	err = dmt_hasher_new(&p, &h, NULL);
 	if (!err)
 		err = dmt_hasher_digest_strided(h, n, buf, len, NULL, out);
 	for (size_t i = 0; !err && i < n; i++) {
@@ -120,6 +120,12 @@ static int run_kat(void)
 	}
 	if (dmt_hash_alg_lookup("nosuchalg", &alg) != -ENOENT) {
 		fprintf(stderr, "FAIL lookup of an unknown algorithm\n");
+		fails++;
+	}
+	/* the installed <dmt/version.h> is the installed library's */
+	if (strcmp(dmt_version(), DMT_VERSION_STRING) != 0) {
+		fprintf(stderr, "FAIL dmt_version() %s, header %s\n",
+			dmt_version(), DMT_VERSION_STRING);
 		fails++;
 	}
 	if (!fails)
@@ -202,7 +208,7 @@ static int run_verity_root(const char *path, const char *salt_hex,
 	/* format 1: every block is hashed as salt || block */
 	p.prefix = salt;
 	p.prefix_size = salt_size;
-	err = dmt_hasher_new(&p, &h);
+	err = dmt_hasher_new(&p, &h, NULL);
 	cur = data;
 	/* levels up to a single block; the root hash is that block's hash */
 	while (!err) {

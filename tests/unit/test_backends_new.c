@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <dmt/hash.h>
+#include "lib/hash/hash_priv.h"
 
 #include "lib/common/cpu.h"
 #include "lib/common/testhooks.h"
@@ -64,7 +65,7 @@ static struct dmt_hasher *hasher(const char *alg, const char *engine)
 				       .engine = engine };
 	struct dmt_hasher *h = NULL;
 
-	cr_assert_eq(dmt_hasher_new(&p, &h), 0, "%s engine %s", alg,
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), 0, "%s engine %s", alg,
 		     engine ? engine : "default");
 	return h;
 }

@@ -68,7 +68,7 @@ static int encode(const char *engine, const char *name, unsigned int roots)
 	p.fec = &f;
 	p.threads = 2;
 	p.engine = engine;
-	r = dmt_fec_encode(&p, NULL);
+	r = dmt_fec_encode(&p, NULL, NULL);
 	dmt_file_close(&d);
 	dmt_file_close(&h);
 	dmt_file_close(&f);
@@ -184,7 +184,7 @@ Test(engine, crc32c_forced_same_digests)
 		const char *want = specs[i].table ? "crc-table" : def;
 		struct dmt_hasher *h;
 
-		cr_assert_eq(dmt_hasher_new(&p, &h), 0, "%s", specs[i].spec);
+		cr_assert_eq(dmt_hasher_new(&p, &h, NULL), 0, "%s", specs[i].spec);
 		cr_expect_str_eq(dmt_hasher_engine(h), want, "%s",
 				 specs[i].spec);
 		cr_assert_eq(dmt_hasher_digest_strided(h, 64, buf, 512, hdrs,

@@ -19,6 +19,7 @@
 
 #include "lib/common/cpu.h"
 #include <dmt/fec.h>
+#include "lib/fec/fec_priv.h"
 #include <dmt/hash.h>
 #include "lib/fec/fec_gf256.h"
 #include <dmt/io.h>
@@ -117,7 +118,7 @@ static int encode_to(const char *data, const char *hash, const char *out,
 	unlink(out);
 	files_open(&f, data, hash, out, DMT_OPEN_RW | DMT_OPEN_CREATE);
 	params_init(&p, &f, roots, bs, n, threads);
-	r = dmt_fec_encode(&p, l);
+	r = dmt_fec_encode(&p, l, NULL);
 	files_close(&f);
 	return r;
 }
@@ -240,7 +241,7 @@ Test(fec, every_gf256_backend_forced_by_engine_spec)
 		files_open(&f, data, hash, fec, DMT_OPEN_RW | DMT_OPEN_CREATE);
 		params_init(&p, &f, 2, 4096, 256, 0);
 		p.engine = spec;
-		cr_assert_eq(dmt_fec_encode(&p, &l), 0, "%s", spec);
+		cr_assert_eq(dmt_fec_encode(&p, &l, NULL), 0, "%s", spec);
 		files_close(&f);
 		th_sha256_file(fec, hex);
 		cr_expect_str_eq(hex, "3f34bd465792dabb4b10352aad91274d964a8216"
@@ -437,7 +438,7 @@ Test(fec, identical_to_veritysetup_shared_hash_file)
 				   DMT_OPEN_RW);
 			params_init(&p, &f, roots[i], 4096, n, 2);
 			p.fec_offset = off;
-			cr_assert_eq(dmt_fec_encode(&p, &l), 0);
+			cr_assert_eq(dmt_fec_encode(&p, &l, NULL), 0);
 			files_close(&f);
 			cr_expect(l.shared);
 			cr_expect_eq(l.hash_blocks, 199);
@@ -466,29 +467,29 @@ Test(fec, parameter_errors)
 	params_init(&p, &f, 2, 4096, 100, 1);
 
 	p.roots = 25;
-	cr_expect_eq(dmt_fec_encode(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -EINVAL);
 	p.roots = 2;
 	p.fec_offset = 1000;
-	cr_expect_eq(dmt_fec_encode(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -EINVAL);
 	p.fec_offset = 0;
 	/* data file too short for the covered area */
 	p.data_blocks = 101;
-	cr_expect_eq(dmt_fec_encode(&p, NULL), -ENODATA);
+	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -ENODATA);
 	p.data_blocks = 100;
 	/* hash file shorter than hash_start */
 	p.hash_start = 5;
-	cr_expect_eq(dmt_fec_encode(&p, NULL), -ENODATA);
+	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -ENODATA);
 	p.hash_start = 1;
 	/* parity over the data it protects */
 	p.fec = &f.data;
 	p.fec_offset = 50 * 4096;
-	cr_expect_eq(dmt_fec_encode(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -EINVAL);
 	/* shared with the hash file but starting inside the tree */
 	p.fec = &f.hash;
 	p.fec_offset = 0;
-	cr_expect_eq(dmt_fec_encode(&p, NULL), -EINVAL);
+	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -EINVAL);
 	p.fec = &f.fec;
-	cr_expect_eq(dmt_fec_encode(&p, NULL), 0);
+	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), 0);
 	files_close(&f);
 	th_rmtree(dir);
 	free(dir);
@@ -520,7 +521,7 @@ Test(fec, progress_and_abort)
 	params_init(&p, &f, 2, 4096, 16384, 1);
 	p.progress.fn = abort_progress;
 	p.progress.ctx = &calls;
-	cr_expect_eq(dmt_fec_encode(&p, NULL), -EINTR);
+	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -EINTR);
 	cr_expect_eq(calls, 2);
 	files_close(&f);
 	th_rmtree(dir);
@@ -899,7 +900,7 @@ static int run_fec(const struct image *im, struct tree *t, unsigned int flags,
 	files_open(&f, im->data, im->hash, im->fec,
 		   (flags & DMT_FEC_REPAIR) ? DMT_OPEN_RW : DMT_OPEN_READ);
 	params_init(&p, &f, im->roots, im->bs, im->n, 2);
-	r = dmt_fec_verify_and_correct(&p, &ops, flags, st);
+	r = dmt_fec_verify_and_correct(&p, &ops, flags, st, NULL);
 	files_close(&f);
 	return r;
 }

@@ -20,6 +20,7 @@
 #include "lib/common/cpu.h"
 #include "lib/common/testhooks.h"
 #include <dmt/hash.h>
+#include "lib/hash/hash_priv.h"
 #include "tests/support/helpers.h"
 
 #define NMAX 70
@@ -127,7 +128,7 @@ static struct dmt_hasher *mk(const struct cfg *c, int *rc)
 	};
 	struct dmt_hasher *h = NULL;
 
-	*rc = dmt_hasher_new(&p, &h);
+	*rc = dmt_hasher_new(&p, &h, NULL);
 	return h;
 }
 
@@ -136,7 +137,7 @@ static struct dmt_hasher *mk_ok(const struct cfg *c)
 	int rc;
 	struct dmt_hasher *h = mk(c, &rc);
 
-	cr_assert_eq(rc, 0, "dmt_hasher_new(%s, engine %s, msg %zu): %d",
+	cr_assert_eq(rc, 0, "dmt_hasher_new(%s, engine %s, msg %zu, NULL): %d",
 		     c->alg, c->engine ? c->engine : "default", c->ms, rc);
 	return h;
 }
@@ -1103,47 +1104,47 @@ Test(hash, bad_params)
 	uint8_t k[8] = { 0 };
 
 	p.header_size = 65;
-	cr_assert_eq(dmt_hasher_new(&p, &h), -EINVAL);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -EINVAL);
 	cr_assert_null(h);
 	p.header_size = 0;
 	p.prefix_size = 4;
-	cr_assert_eq(dmt_hasher_new(&p, &h), -EINVAL);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -EINVAL);
 	p.prefix_size = 0;
 	p.key = k;
 	p.key_size = 8;		/* unkeyed hash */
-	cr_assert_eq(dmt_hasher_new(&p, &h), -EINVAL);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -EINVAL);
 	p.alg = "hmac(sha256)";
 	p.key = NULL;
 	p.key_size = 0;		/* missing key */
-	cr_assert_eq(dmt_hasher_new(&p, &h), -EINVAL);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -EINVAL);
 	p.alg = "crc32c";
 	p.key = k;
 	p.key_size = 3;		/* the kernel takes exactly 4 bytes */
-	cr_assert_eq(dmt_hasher_new(&p, &h), -EINVAL);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -EINVAL);
 	p.alg = "xxhash64";
 	p.key_size = 4;		/* ... and 8 here */
-	cr_assert_eq(dmt_hasher_new(&p, &h), -EINVAL);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -EINVAL);
 	p.alg = "nope";
-	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -ENOENT);
 	p.alg = "sha256";
 	p.key = NULL;
 	p.key_size = 0;
 	p.engine = "no-such-engine";
-	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -ENOENT);
 	cr_assert_null(h);
 	p.engine = "sha256=sse42";	/* exists, not for sha256: strict */
-	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -ENOENT);
 	p.engine = "nosuch=portable";
-	cr_assert_eq(dmt_hasher_new(&p, &h), -EINVAL);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -EINVAL);
 	p.alg = "sha1";
 	p.engine = "other=portable";	/* portable lacks sha1 */
-	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -ENOENT);
 	p.alg = "crc32";
 	p.engine = "crc32=openssl";
-	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -ENOENT);
 	/* a bad item anywhere in the spec fails every hasher */
 	p.engine = "crc32=table,sha512=nosuch";
-	cr_assert_eq(dmt_hasher_new(&p, &h), -ENOENT);
+	cr_assert_eq(dmt_hasher_new(&p, &h, NULL), -ENOENT);
 	cr_assert_null(h);
 }
 

@@ -23,6 +23,36 @@
 
 #include "tests/support/helpers.h"
 
+/* dmt_sign_root_hash() with the key named in place; r checked too: set
+ * on every failure. */
+static int sign_root(const char *key, const char *cert, const char *pass,
+		     const char *root, uint8_t **sig, size_t *len)
+{
+	struct dmt_sign_params p;
+	struct dmt_reason r = { 0 };
+	int err;
+
+	dmt_sign_params_init(&p);
+	p.key = key;
+	p.cert = cert;
+	p.passphrase = pass;
+	err = dmt_sign_root_hash(&p, root, sig, len, &r);
+	if (err && err != -ENOMEM)
+		cr_expect_neq(r.code, DMT_REASON_NONE, "no reason for %d", err);
+	return err;
+}
+
+static int verify_root(const uint8_t *sig, size_t len, const char *cert,
+		       const char *root)
+{
+	struct dmt_reason r = { 0 };
+	int err = dmt_sign_verify_root_hash(sig, len, cert, root, &r);
+
+	if (err && err != -ENOMEM)
+		cr_expect_neq(r.code, DMT_REASON_NONE, "no reason for %d", err);
+	return err;
+}
+
 #define ROOT "160c3562e929e391bfa278869d46d740594c81f6e6e06a826e1c7ac043f6a59d"
 #define ROOT_UPPER \
 	"160C3562E929E391BFA278869D46D740594C81F6E6E06A826E1C7AC043F6A59D"
@@ -132,7 +162,7 @@ Test(sign, verifies_with_openssl_smime)
 
 	keys_init(&k);
 	/* upper-case input: the lower-case string is what gets signed */
-	cr_assert_eq(dmt_sign_root_hash(k.key, k.cert, NULL, ROOT_UPPER, &sig,
+	cr_assert_eq(sign_root(k.key, k.cert, NULL, ROOT_UPPER, &sig,
 					&len), 0);
 	path = write_sig(&k, "s.p7s", sig, len);
 	cr_expect_eq(smime_verify(&k, path, ROOT, k.cert, false), 0);
@@ -143,12 +173,12 @@ Test(sign, verifies_with_openssl_smime)
 	cr_expect_neq(smime_verify(&k, path, ROOT_UPPER, k.cert, false), 0);
 	cr_expect_neq(smime_verify(&k, path, ROOT, k.cert2, false), 0);
 	/* and so do we */
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, k.cert, ROOT), 0);
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, k.cert, ROOT_UPPER),
+	cr_expect_eq(verify_root(sig, len, k.cert, ROOT), 0);
+	cr_expect_eq(verify_root(sig, len, k.cert, ROOT_UPPER),
 		     0);
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, k.cert, OTHER),
+	cr_expect_eq(verify_root(sig, len, k.cert, OTHER),
 		     -EBADMSG);
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, k.cert2, ROOT),
+	cr_expect_eq(verify_root(sig, len, k.cert2, ROOT),
 		     -EBADMSG);
 	free(path);
 	free(sig);
@@ -172,14 +202,14 @@ Test(sign, identical_to_openssl_smime_sign)
 		  "-in '%s' -inkey '%s' -signer '%s' -outform der -out '%s'",
 		  in, k.key, k.cert, out));
 	ref = th_read_file(out, &rlen);
-	cr_assert_eq(dmt_sign_root_hash(k.key, k.cert, NULL, ROOT, &sig, &len),
+	cr_assert_eq(sign_root(k.key, k.cert, NULL, ROOT, &sig, &len),
 		     0);
 	cr_expect_eq(len, rlen);
 	cr_expect(len == rlen && !memcmp(sig, ref, len),
 		  "signature differs from openssl smime -sign");
 	/* and openssl's verifies with us */
-	cr_expect_eq(dmt_verify_root_hash_sig(ref, rlen, k.cert, ROOT), 0);
-	cr_expect_eq(dmt_verify_root_hash_sig(ref, rlen, k.cert2, ROOT),
+	cr_expect_eq(verify_root(ref, rlen, k.cert, ROOT), 0);
+	cr_expect_eq(verify_root(ref, rlen, k.cert2, ROOT),
 		     -EBADMSG);
 	free(sig);
 	free(ref);
@@ -204,16 +234,16 @@ Test(sign, store_uris)
 	ukey = fmt("file://%s", k.key);
 	ucert = fmt("file:%s", k.cert);
 	bad = fmt("file://%s/none.key", k.dir);
-	cr_assert_eq(dmt_sign_root_hash(k.key, k.cert, NULL, ROOT, &ref,
+	cr_assert_eq(sign_root(k.key, k.cert, NULL, ROOT, &ref,
 					&rlen), 0);
-	cr_assert_eq(dmt_sign_root_hash(ukey, ucert, NULL, ROOT, &sig, &len),
+	cr_assert_eq(sign_root(ukey, ucert, NULL, ROOT, &sig, &len),
 		     0);
 	cr_expect(len == rlen && !memcmp(sig, ref, len),
 		  "URI-named key and certificate signed differently");
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, ucert, ROOT), 0);
+	cr_expect_eq(verify_root(sig, len, ucert, ROOT), 0);
 	free(sig);
 	sig = NULL;
-	cr_expect_lt(dmt_sign_root_hash(bad, k.cert, NULL, ROOT, &sig, &len),
+	cr_expect_lt(sign_root(bad, k.cert, NULL, ROOT, &sig, &len),
 		     0);
 	cr_expect_null(sig);
 	free(ukey);
@@ -236,7 +266,7 @@ Test(sign, detached_no_certs_no_attributes)
 	const ASN1_OBJECT *obj = NULL;
 
 	keys_init(&k);
-	cr_assert_eq(dmt_sign_root_hash(k.key, k.cert, NULL, ROOT, &sig, &len),
+	cr_assert_eq(sign_root(k.key, k.cert, NULL, ROOT, &sig, &len),
 		     0);
 	p = sig;
 	p7 = d2i_PKCS7(NULL, &p, (long)len);
@@ -267,12 +297,12 @@ Test(sign, rejects_tampering_and_foreign_signers)
 	char *in, *out;
 
 	keys_init(&k);
-	cr_assert_eq(dmt_sign_root_hash(k.key, k.cert, NULL, ROOT, &sig, &len),
+	cr_assert_eq(sign_root(k.key, k.cert, NULL, ROOT, &sig, &len),
 		     0);
 	/* signed by the other key */
-	cr_assert_eq(dmt_sign_root_hash(k.key2, k.cert2, NULL, ROOT, &other,
+	cr_assert_eq(sign_root(k.key2, k.cert2, NULL, ROOT, &other,
 					&olen), 0);
-	cr_expect_eq(dmt_verify_root_hash_sig(other, olen, k.cert, ROOT),
+	cr_expect_eq(verify_root(other, olen, k.cert, ROOT),
 		     -EBADMSG);
 	/* the other key's signature carrying its own certificate must not
 	 * verify against ours (certificates in the message are ignored) */
@@ -284,17 +314,17 @@ Test(sign, rejects_tampering_and_foreign_signers)
 		  "-inkey '%s' -signer '%s' -outform der -out '%s'", in,
 		  k.key2, k.cert2, out));
 	embedded = th_read_file(out, &elen);
-	cr_expect_eq(dmt_verify_root_hash_sig(embedded, elen, k.cert, ROOT),
+	cr_expect_eq(verify_root(embedded, elen, k.cert, ROOT),
 		     -EBADMSG);
-	cr_expect_eq(dmt_verify_root_hash_sig(embedded, elen, k.cert2, ROOT),
+	cr_expect_eq(verify_root(embedded, elen, k.cert2, ROOT),
 		     0);
 	/* a flipped bit anywhere in the signature value, or garbage */
 	sig[len - 10] ^= 1;
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, k.cert, ROOT),
+	cr_expect_eq(verify_root(sig, len, k.cert, ROOT),
 		     -EBADMSG);
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len / 2, k.cert, ROOT),
+	cr_expect_eq(verify_root(sig, len / 2, k.cert, ROOT),
 		     -EBADMSG);
-	cr_expect_eq(dmt_verify_root_hash_sig((const uint8_t *)"hello", 5,
+	cr_expect_eq(verify_root((const uint8_t *)"hello", 5,
 					      k.cert, ROOT), -EBADMSG);
 	free(sig);
 	free(other);
@@ -320,14 +350,14 @@ Test(sign, ec_key_and_der_files)
 				  "-out '%s'", key, dkey));
 	sh_ok("openssl x509", fmt("openssl x509 -in '%s' -outform der "
 				  "-out '%s'", cert, dcert));
-	cr_assert_eq(dmt_sign_root_hash(dkey, dcert, NULL, ROOT, &sig, &len),
+	cr_assert_eq(sign_root(dkey, dcert, NULL, ROOT, &sig, &len),
 		     0);
 	path = write_sig(&k, "ec.p7s", sig, len);
 	cr_expect_eq(smime_verify(&k, path, ROOT, cert, false), 0);
 	cr_expect_neq(smime_verify(&k, path, OTHER, cert, false), 0);
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, cert, ROOT), 0);
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, dcert, ROOT), 0);
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, dcert, OTHER),
+	cr_expect_eq(verify_root(sig, len, cert, ROOT), 0);
+	cr_expect_eq(verify_root(sig, len, dcert, ROOT), 0);
+	cr_expect_eq(verify_root(sig, len, dcert, OTHER),
 		     -EBADMSG);
 	free(sig);
 	free(path);
@@ -351,14 +381,14 @@ Test(sign, encrypted_key_needs_its_passphrase)
 	sh_ok("openssl req", fmt("openssl req -x509 -newkey rsa:2048 "
 				 "-passout pass:s3cret -keyout '%s' -out '%s' "
 				 "-subj /CN=dmt-enc -days 2 2>&1", key, cert));
-	cr_expect_eq(dmt_sign_root_hash(key, cert, NULL, ROOT, &sig, &len),
+	cr_expect_eq(sign_root(key, cert, NULL, ROOT, &sig, &len),
 		     -ENOKEY, "no passphrase: must fail, not prompt");
 	cr_expect_null(sig);
-	cr_expect_eq(dmt_sign_root_hash(key, cert, "wrong", ROOT, &sig, &len),
+	cr_expect_eq(sign_root(key, cert, "wrong", ROOT, &sig, &len),
 		     -ENOKEY);
-	cr_assert_eq(dmt_sign_root_hash(key, cert, "s3cret", ROOT, &sig,
+	cr_assert_eq(sign_root(key, cert, "s3cret", ROOT, &sig,
 					&len), 0);
-	cr_expect_eq(dmt_verify_root_hash_sig(sig, len, cert, ROOT), 0);
+	cr_expect_eq(verify_root(sig, len, cert, ROOT), 0);
 	free(sig);
 	free(key);
 	free(cert);
@@ -430,37 +460,37 @@ Test(sign, parameter_and_file_errors)
 	bogus = fmt("%s/bogus.pem", k.dir);
 	th_write_file(bogus, "not a key\n", 10);
 
-	cr_expect_eq(dmt_sign_root_hash(missing, k.cert, NULL, ROOT, &sig,
+	cr_expect_eq(sign_root(missing, k.cert, NULL, ROOT, &sig,
 					&len), -ENOENT);
-	cr_expect_eq(dmt_sign_root_hash(k.key, missing, NULL, ROOT, &sig,
+	cr_expect_eq(sign_root(k.key, missing, NULL, ROOT, &sig,
 					&len), -ENOENT);
-	cr_expect_eq(dmt_sign_root_hash(bogus, k.cert, NULL, ROOT, &sig,
+	cr_expect_eq(sign_root(bogus, k.cert, NULL, ROOT, &sig,
 					&len), -ENOKEY);
 	/* a key file holds no certificate */
-	cr_expect_eq(dmt_sign_root_hash(k.key, k.key, NULL, ROOT, &sig, &len),
+	cr_expect_eq(sign_root(k.key, k.key, NULL, ROOT, &sig, &len),
 		     -ENOKEY);
 	/* key and certificate of different pairs */
-	cr_expect_eq(dmt_sign_root_hash(k.key, k.cert2, NULL, ROOT, &sig,
+	cr_expect_eq(sign_root(k.key, k.cert2, NULL, ROOT, &sig,
 					&len), -EINVAL);
-	cr_expect_eq(dmt_sign_root_hash(k.key, k.cert, NULL, "", &sig, &len),
+	cr_expect_eq(sign_root(k.key, k.cert, NULL, "", &sig, &len),
 		     -EINVAL);
-	cr_expect_eq(dmt_sign_root_hash(k.key, k.cert, NULL, "abc", &sig,
+	cr_expect_eq(sign_root(k.key, k.cert, NULL, "abc", &sig,
 					&len), -EINVAL);
-	cr_expect_eq(dmt_sign_root_hash(k.key, k.cert, NULL, "zz", &sig,
+	cr_expect_eq(sign_root(k.key, k.cert, NULL, "zz", &sig,
 					&len), -EINVAL);
-	cr_expect_eq(dmt_sign_root_hash(k.key, k.cert, NULL, ROOT "\n", &sig,
+	cr_expect_eq(sign_root(k.key, k.cert, NULL, ROOT "\n", &sig,
 					&len), -EINVAL);
 	memset(big, 'a', 130);
 	big[130] = 0;
-	cr_expect_eq(dmt_sign_root_hash(k.key, k.cert, NULL, big, &sig, &len),
+	cr_expect_eq(sign_root(k.key, k.cert, NULL, big, &sig, &len),
 		     -EINVAL);
 	cr_expect_null(sig);
-	cr_expect_eq(dmt_verify_root_hash_sig((const uint8_t *)"x", 1,
+	cr_expect_eq(verify_root((const uint8_t *)"x", 1,
 					      missing, ROOT), -ENOENT);
 	/* a URI scheme with no loader (no pkcs11 provider configured) */
 	if (th_sh(&out, NULL, "openssl list -providers") == 0 &&
 	    !strstr(out, "pkcs11"))
-		cr_expect_eq(dmt_sign_root_hash("pkcs11:token=none;object=k",
+		cr_expect_eq(sign_root("pkcs11:token=none;object=k",
 						k.cert, NULL, ROOT, &sig,
 						&len), -ENOTSUP);
 	free(out);
@@ -473,30 +503,82 @@ Test(sign, sidecar_names)
 {
 	static const struct {
 		const char *image;
-		enum dmt_sidecar which;
+		enum dmt_sign_sidecar which;
 		const char *want;
 	} cases[] = {
-		{ "foo.raw", DMT_SIDECAR_ROOTHASH, "foo.roothash" },
-		{ "foo.raw", DMT_SIDECAR_ROOTHASH_SIG, "foo.roothash.p7s" },
-		{ "foo.raw", DMT_SIDECAR_VERITY, "foo.verity" },
-		{ "/a/b/foo.img", DMT_SIDECAR_ROOTHASH,
+		{ "foo.raw", DMT_SIGN_SIDECAR_ROOTHASH, "foo.roothash" },
+		{ "foo.raw", DMT_SIGN_SIDECAR_ROOTHASH_SIG, "foo.roothash.p7s" },
+		{ "foo.raw", DMT_SIGN_SIDECAR_VERITY, "foo.verity" },
+		{ "/a/b/foo.img", DMT_SIGN_SIDECAR_ROOTHASH,
 		  "/a/b/foo.img.roothash" },
-		{ "/a/b/foo.img", DMT_SIDECAR_VERITY, "/a/b/foo.img.verity" },
-		{ "foo.raw.raw", DMT_SIDECAR_VERITY, "foo.raw.verity" },
-		{ "d.raw/foo", DMT_SIDECAR_ROOTHASH_SIG,
+		{ "/a/b/foo.img", DMT_SIGN_SIDECAR_VERITY, "/a/b/foo.img.verity" },
+		{ "foo.raw.raw", DMT_SIGN_SIDECAR_VERITY, "foo.raw.verity" },
+		{ "d.raw/foo", DMT_SIGN_SIDECAR_ROOTHASH_SIG,
 		  "d.raw/foo.roothash.p7s" },
-		{ "foo.RAW", DMT_SIDECAR_VERITY, "foo.RAW.verity" },
-		{ "raw", DMT_SIDECAR_VERITY, "raw.verity" },
+		{ "foo.RAW", DMT_SIGN_SIDECAR_VERITY, "foo.RAW.verity" },
+		{ "raw", DMT_SIGN_SIDECAR_VERITY, "raw.verity" },
 	};
 	size_t i;
 	char *out;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		cr_assert_eq(dmt_sidecar_path(cases[i].image, cases[i].which,
+		cr_assert_eq(dmt_sign_sidecar_path(cases[i].image, cases[i].which,
 					      &out), 0);
 		cr_expect_str_eq(out, cases[i].want);
 		free(out);
 	}
-	cr_expect_eq(dmt_sidecar_path("", DMT_SIDECAR_VERITY, &out), -EINVAL);
-	cr_expect_eq(dmt_sidecar_path("x", (enum dmt_sidecar)7, &out), -EINVAL);
+	cr_expect_eq(dmt_sign_sidecar_path("", DMT_SIGN_SIDECAR_VERITY, &out), -EINVAL);
+	cr_expect_eq(dmt_sign_sidecar_path("x", (enum dmt_sign_sidecar)7, &out), -EINVAL);
+}
+
+/* dmt_sign_key_new + dmt_sign_data: a loaded key signs any message with
+ * the digest asked for, as openssl smime checks; the reasons of the
+ * failures that are the caller's. */
+Test(sign, key_signs_data)
+{
+	struct keys k;
+	struct dmt_sign_params p;
+	struct dmt_sign_key *key = NULL;
+	struct dmt_reason r = { 0 };
+	uint8_t *sig = NULL;
+	size_t len = 0;
+	char *path;
+
+	keys_init(&k);
+	dmt_sign_params_init(&p);
+	p.key = k.key;
+	p.cert = k.cert2;
+	cr_expect_eq(dmt_sign_key_new(&p, &key, &r), -EINVAL);
+	cr_expect_null(key);
+	cr_expect_eq(r.code, DMT_REASON_CONFLICT);
+	cr_expect_str_eq(r.field2, "cert");
+
+	p.cert = k.cert;
+	cr_assert_eq(dmt_sign_key_new(&p, &key, &r), 0);
+	cr_assert_eq(dmt_sign_data(key, "sha512", "hello", 5, &sig, &len, &r),
+		     0);
+	path = write_sig(&k, "d.p7s", sig, len);
+	cr_expect_eq(smime_verify(&k, path, "hello", k.cert, false), 0);
+	cr_expect_neq(smime_verify(&k, path, "hellO", k.cert, false), 0);
+	free(sig);
+
+	memset(&r, 0, sizeof(r));
+	cr_expect_eq(dmt_sign_data(key, "nosuchdigest", "hello", 5, &sig,
+				   &len, &r), -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_UNKNOWN_ALG);
+	cr_expect_null(sig);
+	memset(&r, 0, sizeof(r));
+	cr_expect_eq(dmt_sign_data(key, "sha256", "", 0, &sig, &len, &r),
+		     -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_BAD_VALUE);
+	dmt_sign_key_free(key);
+	dmt_sign_key_free(NULL);
+
+	p.key = path;	/* a signature, not a key */
+	memset(&r, 0, sizeof(r));
+	cr_expect_eq(dmt_sign_key_new(&p, &key, &r), -ENOKEY);
+	cr_expect_eq(r.code, DMT_REASON_MISSING);
+	cr_expect_str_eq(r.path, path);
+	free(path);
+	keys_free(&k);
 }

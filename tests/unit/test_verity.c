@@ -347,7 +347,7 @@ static int lib_build(const char *data, const char *hash,
 	cr_assert_eq(dmt_file_open(&d, data, DMT_OPEN_READ), 0);
 	cr_assert_eq(dmt_file_open(&h, hash, DMT_OPEN_RW | DMT_OPEN_CREATE),
 		     0);
-	err = dmt_verity_build(p, &d, &h, res);
+	err = dmt_verity_build(p, &d, &h, res, NULL);
 	dmt_file_close(&d);
 	dmt_file_close(&h);
 	return err;
@@ -363,7 +363,7 @@ static int lib_verify(const char *data, const char *hash,
 	cr_assert_eq(dmt_file_open(&d, data, DMT_OPEN_READ), 0);
 	cr_assert_eq(dmt_file_open(&h, hash, DMT_OPEN_READ), 0);
 	err = dmt_verity_verify(p, &d, &h, root,
-				dmt_verity_digest_size(p->hash_name), rep);
+				dmt_verity_digest_size(p->hash_name), rep, NULL);
 	dmt_file_close(&d);
 	dmt_file_close(&h);
 	return err;
@@ -446,7 +446,7 @@ Test(verity, geometry_matches_formats_example)
 	/* formats.md 1.6: 1 GiB, sha256, 4096/4096, superblock at 0 */
 	params(&p, "sha256", 1, 4096, 4096, 32);
 	p.data_blocks = 262144;
-	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_geometry(&p, &g, NULL), 0);
 	cr_expect_eq(g.levels, 3);
 	cr_expect_eq(g.level_blocks[0], 2048);
 	cr_expect_eq(g.level_blocks[1], 16);
@@ -476,36 +476,36 @@ Test(verity, geometry_matches_formats_example)
 
 	/* the other examples of formats.md 1.2-1.3 */
 	p.data_blocks = 256;
-	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_geometry(&p, &g, NULL), 0);
 	cr_expect_eq(g.levels, 2);
 	cr_expect_eq(g.hash_blocks, 3);
 	cr_expect_eq(g.hash_end, 16384);
 	p.hash_offset = 8192;
-	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_geometry(&p, &g, NULL), 0);
 	cr_expect_eq(g.hash_start, 3);
 	p.hash_offset = 4194304;
 	p.data_blocks = 1024;
-	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_geometry(&p, &g, NULL), 0);
 	cr_expect_eq(g.hash_start, 1025);
 	p.hash_offset = 0;
 	p.data_blocks = 1;
-	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_geometry(&p, &g, NULL), 0);
 	cr_expect_eq(g.levels, 0);
 	cr_expect_eq(dmt_verity_digest_location(&g, false, 0, &parent, &off),
 		     1);
 	/* sha1 in 4096: 128 per block, 32-byte slots (format 1) or 20 */
 	params(&p, "sha1", 1, 4096, 4096, 0);
 	p.data_blocks = 129;
-	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_geometry(&p, &g, NULL), 0);
 	cr_expect_eq(g.hash_per_block_bits, 7);
 	cr_expect_eq(g.digest_slot, 32);
 	p.hash_type = 0;
-	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_geometry(&p, &g, NULL), 0);
 	cr_expect_eq(g.digest_slot, 20);
 	/* no superblock: hash_start rounds the offset down */
 	p.no_superblock = true;
 	p.hash_offset = 6144;
-	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_geometry(&p, &g, NULL), 0);
 	cr_expect_eq(g.hash_start, 1);
 }
 
@@ -569,7 +569,7 @@ Test(verity, superblock_roundtrip_and_rejects)
 
 	params(&p, "SHA512", 0, 1024, 2048, 33);
 	p.data_blocks = 123456789;
-	cr_assert_eq(dmt_verity_sb_encode(&p, sb), 0);
+	cr_assert_eq(dmt_verity_sb_encode(&p, sb, NULL), 0);
 	cr_expect(!memcmp(sb, "verity\0\0\1\0\0\0\0\0\0\0", 16));
 	cr_expect_str_eq((char *)sb + 32, "sha512", "name is lower-cased");
 	dmt_verity_params_init(&q);
@@ -1023,12 +1023,12 @@ Test(verity, one_file_overlap_and_small_data)
 	params(&p, "sha256", 1, 4096, 4096, 32);
 	cr_assert_eq(dmt_file_open(&f, data, DMT_OPEN_RW), 0);
 	p.hash_offset = 99 * 4096;	/* inside the data */
-	cr_expect_eq(dmt_verity_build(&p, &f, &f, &res), -EINVAL);
+	cr_expect_eq(dmt_verity_build(&p, &f, &f, &res, NULL), -EINVAL);
 	p.data_blocks = 99;
-	cr_expect_eq(dmt_verity_build(&p, &f, &f, &res), 0);
+	cr_expect_eq(dmt_verity_build(&p, &f, &f, &res, NULL), 0);
 	p.data_blocks = 1000;
 	p.hash_offset = 2000 * 4096;
-	cr_expect_eq(dmt_verity_build(&p, &f, &f, &res), -ENODATA);
+	cr_expect_eq(dmt_verity_build(&p, &f, &f, &res, NULL), -ENODATA);
 	dmt_file_close(&f);
 	th_rmtree(dir);
 	free(dir);
@@ -1107,7 +1107,7 @@ Test(verity, format_and_check_with_fec)
 	struct dmt_fec_layout fl;
 	struct stage_log log = { 0 };
 	struct dmt_verity_stages st = { log_begin, log_end, &log };
-	struct dmt_verity_fec fec = { .roots = 4 };
+	struct dmt_verity_fec_params fec = { .roots = 4 };
 	struct dmt_reason why;
 	uint8_t root[DMT_DIGEST_MAX];
 
@@ -1195,7 +1195,7 @@ Test(verity, locate_names_every_area)
 
 	dmt_verity_params_init(&p);
 	p.data_blocks = 1000;
-	cr_assert_eq(dmt_verity_geometry(&p, &g), 0);
+	cr_assert_eq(dmt_verity_geometry(&p, &g, NULL), 0);
 	cr_assert_eq(dmt_verity_fec_plan(&g, 2, 0, false, g.hash_end + 8192,
 					 &l, NULL), 0);
 	dmt_verity_locate(&g, &l, 999, &w);

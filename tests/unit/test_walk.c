@@ -190,7 +190,7 @@ Test(walk, hash_blocks_around_holes_and_zeros, .init = setup,
 	cr_assert_eq(pwrite(fd, blk, 4096, 8192), 4096);
 	cr_assert_eq(ftruncate(fd, (off_t)size), 0);
 	close(fd);
-	cr_assert_eq(dmt_hasher_new(&hp, &h), 0);
+	cr_assert_eq(dmt_hasher_new(&hp, &h, NULL), 0);
 	cr_assert_eq(dmt_zero_tree(h, 4096, NULL, 0, 32, 0, 0, 0, zd), 0);
 	for (unsigned int i = 0; i < 16; i++) {
 		size_t have = i * 4096 + 4096 > size ? size - i * 4096 : 4096;
@@ -231,7 +231,7 @@ Test(walk, zero_tree_digests)
 	struct dmt_hasher *h;
 	uint8_t z[4 * 32], blk[1024], d[32];
 
-	cr_assert_eq(dmt_hasher_new(&hp, &h), 0);
+	cr_assert_eq(dmt_hasher_new(&hp, &h, NULL), 0);
 	cr_assert_eq(dmt_zero_tree(h, 1024, h, 1024, 32, 40, 25, 3, z), 0);
 	memset(blk, 0, sizeof(blk));
 	cr_assert_eq(dmt_hasher_digest_strided(h, 1, blk, 1024, NULL, d), 0);

@@ -15,7 +15,7 @@ struct tool_sign_load {
 	const char *cert_opt;
 };
 
-/* Prints the failure of dmt_signer_new / a certificate load (err) with
+/* Prints the failure of dmt_sign_key_new / a certificate load (err) with
  * OpenSSL's queue under --debug, and returns the exit code. */
 int tool_sign_error(const struct tool_sign_load *l, int err);
 

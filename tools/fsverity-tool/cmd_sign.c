@@ -40,6 +40,18 @@ static const char *cert_of(struct cli *c)
 	return cli_given(c, O_CERT) ? cli_str(c, O_CERT) : cli_str(c, O_KEY);
 }
 
+/* The key options as the library's params. */
+static struct dmt_sign_params sign_params(struct cli *c)
+{
+	struct dmt_sign_params sp;
+
+	dmt_sign_params_init(&sp);
+	sp.key = key_of(c);
+	sp.cert = cert_of(c);
+	sp.passphrase = pass_of(fvt_of(c));
+	return sp;
+}
+
 /* The key or certificate did not load or sign (tools/common/sign.h). */
 static int sign_error(struct cli *c, int err)
 {
@@ -56,9 +68,9 @@ static int sign_bytes(struct cli *c, const void *msg, size_t len, uint8_t **sig,
 		      size_t *sig_len)
 {
 	struct fvt *f = fvt_of(c);
-	int err = dmt_signer_sign(
+	int err = dmt_sign_data(
 		f->signer, dmt_fsverity_hash_alg_name(f->p.hash_algorithm), msg,
-		len, sig, sig_len);
+		len, sig, sig_len, NULL);
 
 	if (err) {
 		f->stop = true; /* the same key fails for every file */
@@ -179,7 +191,7 @@ struct sign_job {
 	struct fvt_entry *e; /* the window */
 	uint8_t **sig;
 	size_t *len;
-	struct dmt_signer **signers; /* one per worker, [0] = f->signer */
+	struct dmt_sign_key **signers; /* one per worker, [0] = f->signer */
 };
 
 /* Digested (a hard link: its first path), without error. */
@@ -198,9 +210,11 @@ static int sign_range(void *ctx, unsigned int worker, uint64_t begin,
 	const char *alg = dmt_fsverity_hash_alg_name(f->p.hash_algorithm);
 	int err = 0;
 
-	if (!j->signers[worker])
-		err = dmt_signer_new(key_of(j->c), cert_of(j->c), pass_of(f),
-				     &j->signers[worker]);
+	if (!j->signers[worker]) {
+		struct dmt_sign_params sp = sign_params(j->c);
+
+		err = dmt_sign_key_new(&sp, &j->signers[worker], NULL);
+	}
 	for (uint64_t i = begin; !err && i < end; i++) {
 		uint8_t fmt[DMT_FSVERITY_FORMATTED_MAX];
 		size_t n;
@@ -208,8 +222,8 @@ static int sign_range(void *ctx, unsigned int worker, uint64_t begin,
 		if (!signable(f, &j->e[i]))
 			continue;
 		n = formatted(f, &j->e[i], fmt);
-		err = dmt_signer_sign(j->signers[worker], alg, fmt, n,
-				      &j->sig[i], &j->len[i]);
+		err = dmt_sign_data(j->signers[worker], alg, fmt, n,
+				    &j->sig[i], &j->len[i], NULL);
 	}
 	return err;
 }
@@ -274,7 +288,7 @@ static int sign_bulk(struct cli *c)
 		}
 	}
 	for (unsigned int i = 1; j.signers && i < threads; i++)
-		dmt_signer_free(j.signers[i]);
+		dmt_sign_key_free(j.signers[i]);
 	free(j.signers);
 	free(j.sig);
 	free(j.len);
@@ -335,7 +349,8 @@ static int load_key(struct cli *c)
 	struct fvt *f = fvt_of(c);
 	uint8_t *sig = NULL;
 	size_t len = 0;
-	int err = dmt_signer_new(key_of(c), cert_of(c), pass_of(f), &f->signer);
+	struct dmt_sign_params sp = sign_params(c);
+	int err = dmt_sign_key_new(&sp, &f->signer, NULL);
 
 	if (err)
 		return sign_error(c, err);

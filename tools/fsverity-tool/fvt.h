@@ -117,7 +117,7 @@ struct fvt {
 	/* the command's per-result action (print, sign) */
 	int (*emit)(struct cli *c, struct fvt_entry *e);
 	struct tool_secret pass;	/* sign: passphrase, locked, wiped */
-	struct dmt_signer *signer;	/* sign: the loaded key */
+	struct dmt_sign_key *signer;	/* sign: the loaded key */
 	const char *sigfile;		/* sign FILE SIGFILE */
 };
 

@@ -139,7 +139,7 @@ static void cleanup(struct cli *c)
 	fvt_out_abort(&f->desc_out);
 	fvt_out_abort(&f->manifest);
 	fvt_list_free(&f->list);
-	dmt_signer_free(f->signer);
+	dmt_sign_key_free(f->signer);
 	free(f->salt);
 	tool_secret_free(&f->pass);
 }

@@ -82,15 +82,17 @@ static int out_paths(struct vt *c, char *paths[OUT_N])
 	if (cli_given(c->cli, OPT_SIG))
 		paths[OUT_SIG] = strdup(cli_str(c->cli, OPT_SIG));
 	if (cli_given(c->cli, OPT_SIDECAR)) {
-		err = dmt_sidecar_path(c->args[0], DMT_SIDECAR_ROOTHASH,
-				       &paths[OUT_SIDE_ROOT]);
+		err = dmt_sign_sidecar_path(c->args[0],
+					    DMT_SIGN_SIDECAR_ROOTHASH,
+					    &paths[OUT_SIDE_ROOT]);
 		if (!err && sign)
-			err = dmt_sidecar_path(c->args[0],
-					       DMT_SIDECAR_ROOTHASH_SIG,
-					       &paths[OUT_SIDE_SIG]);
+			err = dmt_sign_sidecar_path(c->args[0],
+						    DMT_SIGN_SIDECAR_ROOTHASH_SIG,
+						    &paths[OUT_SIDE_SIG]);
 		if (!err)
-			err = dmt_sidecar_path(c->args[0], DMT_SIDECAR_VERITY,
-					       &verity);
+			err = dmt_sign_sidecar_path(c->args[0],
+						    DMT_SIGN_SIDECAR_VERITY,
+						    &verity);
 		if (err) {
 			tool_err_errno(c->args[0], "no sidecar file names",
 				       err);
@@ -146,12 +148,12 @@ static int format_images(struct vt *c, struct vt_files *f,
 			 struct dmt_verity_result *res)
 {
 	struct dmt_verity_stages st = { format_begin, format_end, c };
-	struct dmt_verity_fec fec = vt_fec_opts_for(c, f);
+	struct dmt_verity_fec_params fec = vt_fec_opts_for(c, f);
 	struct dmt_verity_geometry g;
 	struct dmt_reason why = { 0 };
 	int err;
 
-	dmt_verity_geometry(&c->p, &g);
+	dmt_verity_geometry(&c->p, &g, NULL);
 	vt_debug_geometry(c, &g);
 	c->stage = DMT_VERITY_STAGE_TREE;
 	err = dmt_verity_format(&c->p, f->data, f->hash, &fec, &st, res,

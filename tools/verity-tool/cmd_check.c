@@ -341,7 +341,7 @@ static int check_setup(struct check_ctx *k)
 {
 	struct vt *c = k->c;
 	struct vt_files *f = k->f;
-	struct dmt_verity_fec fec;
+	struct dmt_verity_fec_params fec;
 	struct dmt_reason why = { 0 };
 	int rc, err;
 
@@ -355,7 +355,7 @@ static int check_setup(struct check_ctx *k)
 			      k->root);
 	if (rc)
 		return rc;
-	dmt_verity_geometry(&c->p, &k->g);
+	dmt_verity_geometry(&c->p, &k->g, NULL);
 	vt_debug_geometry(c, &k->g);
 	if (c->fec) {
 		fec = vt_fec_opts_for(c, f);
@@ -383,7 +383,7 @@ int vt_cmd_check(struct cli *cl)
 	struct vt *c = cl->priv;
 	struct check_ctx k = { .c = c, .repair = c->act == ACT_REPAIR };
 	struct dmt_verity_stages st = { check_begin, check_end, &k };
-	struct dmt_verity_fec fec;
+	struct dmt_verity_fec_params fec;
 	struct dmt_reason why = { 0 };
 	struct vt_files f;
 	int rc, err;

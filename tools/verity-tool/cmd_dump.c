@@ -37,7 +37,7 @@ int vt_cmd_dump(struct cli *cl)
 	rc = vt_load_params(c, &f);
 	if (rc)
 		goto out;
-	err = dmt_verity_geometry(&c->p, &g);
+	err = dmt_verity_geometry(&c->p, &g, NULL);
 	if (err) {
 		tool_err("Device %s is not a valid VERITY device.", c->args[0]);
 		rc = TOOL_EXIT_DEVICE;

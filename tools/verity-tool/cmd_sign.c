@@ -36,6 +36,7 @@ int vt_sign_root(const struct vt *c, const char *root_hex,
 	const char *cert = cli_str(c->cli, c->act == ACT_SIGN ? OPT_CERT
 						     : OPT_SIGN_CERT);
 	struct tool_secret pass = { 0 };
+	struct dmt_sign_params sp;
 	int err;
 
 	if (cli_given(c->cli, OPT_PASS_FILE)) {
@@ -46,8 +47,11 @@ int vt_sign_root(const struct vt *c, const char *root_hex,
 		if (err)
 			return tool_exit_code(err);
 	}
-	err = dmt_sign_root_hash(key, cert, (const char *)pass.p, root_hex, sig,
-				 len);
+	dmt_sign_params_init(&sp);
+	sp.key = key;
+	sp.cert = cert;
+	sp.passphrase = (const char *)pass.p;
+	err = dmt_sign_root_hash(&sp, root_hex, sig, len, NULL);
 	tool_secret_free(&pass);
 	return err ? sign_error(key, cert, cli_given(c->cli, OPT_PASS_FILE),
 				err)
@@ -90,7 +94,7 @@ int vt_check_signature(const struct vt *c, const uint8_t *root,
 		return tool_exit_code(err);
 	}
 	tool_hex(root, ds, text);
-	err = dmt_verify_root_hash_sig(sig, len, cert, text);
+	err = dmt_sign_verify_root_hash(sig, len, cert, text, NULL);
 	if (err == -EBADMSG) {
 		ERR_clear_error();
 		tool_err("%s: the root hash signature does not verify with "

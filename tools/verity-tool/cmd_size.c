@@ -84,7 +84,7 @@ int vt_cmd_size(struct cli *cl)
 			 " bytes).", c->p.data_block_size);
 		return TOOL_EXIT_USAGE;
 	}
-	err = dmt_verity_geometry(&c->p, &g);
+	err = dmt_verity_geometry(&c->p, &g, NULL);
 	if (err) {
 		tool_err("Device offset overflow.");
 		return TOOL_EXIT_USAGE;

@@ -196,7 +196,7 @@ int vt_resolve_data(struct vt *c, struct vt_files *f)
 			 size);
 		return TOOL_EXIT_DEVICE;
 	}
-	err = dmt_verity_geometry(p, &g);
+	err = dmt_verity_geometry(p, &g, NULL);
 	if (err) {
 		tool_err("Device offset overflow.");
 		return TOOL_EXIT_USAGE;
@@ -348,9 +348,10 @@ int vt_commit(struct dmt_file *f, bool created, const char *path)
 	return err ? vt_lib_error(NULL, path, err) : 0;
 }
 
-struct dmt_verity_fec vt_fec_opts_for(const struct vt *c, struct vt_files *f)
+struct dmt_verity_fec_params vt_fec_opts_for(const struct vt *c,
+					     struct vt_files *f)
 {
-	struct dmt_verity_fec fec = {
+	struct dmt_verity_fec_params fec = {
 		.file = c->fec ? f->fec : NULL,
 		.roots = c->fec_roots,
 		.offset = c->fec_offset,

@@ -153,7 +153,8 @@ int vt_get_root(struct vt *c, size_t ds, uint8_t *root);
 int vt_lib_error(const char *path, const char *fallback, int err);
 int vt_commit(struct dmt_file *f, bool created, const char *path);
 /* The FEC settings of the command line over the open files. */
-struct dmt_verity_fec vt_fec_opts_for(const struct vt *c, struct vt_files *f);
+struct dmt_verity_fec_params vt_fec_opts_for(const struct vt *c,
+					     struct vt_files *f);
 /* A failed FEC layout: the message for the reason, the exit code. */
 int vt_fec_layout_error(const struct vt *c, const struct dmt_reason *why,
 		     int err);

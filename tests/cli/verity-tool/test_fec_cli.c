@@ -705,7 +705,7 @@ Test(verity_fec_cli, verify_rechecks_the_tree_after_correction)
 	p.data = &d;
 	p.hash = &h;
 	p.fec = &f;
-	cr_assert_eq(dmt_fec_encode(&p, NULL), 0);
+	cr_assert_eq(dmt_fec_encode(&p, NULL, NULL), 0);
 	dmt_file_close(&d);
 	dmt_file_close(&h);
 	dmt_file_close(&f);
