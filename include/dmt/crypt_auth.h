@@ -194,7 +194,7 @@ int dmt_auth_format(const struct dmt_auth_image_params *p,
 int dmt_auth_min_device(const struct dmt_auth_spec *s,
 			unsigned int sector_size, uint64_t data_offset,
 			uint64_t journal_sectors, uint64_t payload_bytes,
-			uint64_t *bytes);
+			uint64_t *bytes, struct dmt_reason *r);
 /* Every sector of the mapped device: -EBADMSG when any fails. */
 int dmt_auth_check(const struct dmt_auth_image_params *p,
 		   struct dmt_auth_result *res, struct dmt_reason *r);

@@ -119,11 +119,11 @@ void dmt_integrity_layout_init(struct dmt_integrity_layout *l);
  * What the kernel's constructor writes into an all-zero superblock area
  * for these arguments (initialize_superblock + log2_blocks_per_bitmap_bit),
  * salt left zero.  -EINVAL for bad arguments, -ENODATA when the device is
- * too small to hold anything.
+ * too small to hold anything; *r (may be NULL) says which field.
  */
 int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 			      struct dmt_integrity_sb *sb,
-			      struct dmt_integrity_geom *g);
+			      struct dmt_integrity_geom *g, struct dmt_reason *r);
 
 /*
  * Geometry of an existing superblock on devices of these sizes, checked
@@ -149,10 +149,13 @@ uint64_t dmt_integrity_tag_offset(const struct dmt_integrity_geom *g,
  * Smallest (metadata) device size, in bytes and a multiple of 4096, for
  * which the kernel provides at least need_sectors with layout l
  * (l->dev_sectors ignored).  With l->meta_dev, l->data_dev_sectors must be
- * set and the size keeps the full requested journal.  -E2BIG if none.
+ * set and the size keeps the full requested journal.  -E2BIG (or -ENODATA:
+ * the data device is too small) with DMT_REASON_INTEGRITY_NO_DEVICE_SIZE
+ * if none, -EINVAL for a bad layout (*r, may be NULL).
  */
 int dmt_integrity_min_device(const struct dmt_integrity_layout *l,
-			     uint64_t need_sectors, uint64_t *dev_bytes);
+			     uint64_t need_sectors, uint64_t *dev_bytes,
+			     struct dmt_reason *r);
 
 /* What a check found in the journal. */
 struct dmt_integrity_journal_report {

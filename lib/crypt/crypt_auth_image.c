@@ -359,7 +359,7 @@ static int walk_run(struct walk *w, uint64_t end)
 int dmt_auth_min_device(const struct dmt_auth_spec *s,
 			unsigned int sector_size, uint64_t data_offset,
 			uint64_t journal_sectors, uint64_t payload_bytes,
-			uint64_t *bytes)
+			uint64_t *bytes, struct dmt_reason *r)
 {
 	struct dmt_integrity_layout l = {
 		.sector_size = sector_size, .tag_size = s->tag_size,
@@ -371,9 +371,10 @@ int dmt_auth_min_device(const struct dmt_auth_spec *s,
 
 	if (sector_size < 512 || sector_size > 4096 ||
 	    (sector_size & (sector_size - 1)))
-		return -EINVAL;
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
+				      "sector_size", sector_size);
 	ret = dmt_integrity_min_device(&l, need ? need : sector_size >> 9,
-				       &dev);
+				       &dev, r);
 	if (!ret)
 		*bytes = data_offset + dev;
 	return ret;
@@ -396,7 +397,7 @@ static int format_plan(const struct dmt_auth_image_params *o,
 	       (l.sector_size >> 9);
 	if (o->device_size_auto) {
 		ret = dmt_integrity_min_device(&l, need ? need : l.sector_size >> 9,
-					       &dev);
+					       &dev, NULL);
 		if (ret)
 			return why(rs, ret, DMT_REASON_AUTH_TOO_SMALL,
 				   "device_size", r->payload_bytes);
@@ -406,10 +407,10 @@ static int format_plan(const struct dmt_auth_image_params *o,
 	}
 	l.dev_sectors = r->device_bytes > r->data_offset ?
 				(r->device_bytes - r->data_offset) >> 9 : 0;
-	ret = l.dev_sectors ? dmt_integrity_geom_format(&l, &r->sb, &r->geom) :
+	ret = l.dev_sectors ? dmt_integrity_geom_format(&l, &r->sb, &r->geom, NULL) :
 			      -ENODATA;
 	if ((!ret && r->geom.provided < need) || ret == -ENODATA) {
-		if (!dmt_integrity_min_device(&l, need ? need : 8, &dev))
+		if (!dmt_integrity_min_device(&l, need ? need : 8, &dev, NULL))
 			r->need_bytes = r->data_offset + dev;
 		dmt_reason_set(rs, -ENOSPC, DMT_REASON_AUTH_TOO_SMALL,
 			       "device_size", r->payload_bytes);

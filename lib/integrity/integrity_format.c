@@ -86,7 +86,7 @@ static int plan_device_size(const struct dmt_integrity_params *o,
 		return -EINVAL;
 	}
 	if (o->device_size_auto) {
-		err = dmt_integrity_min_device(l, need, &target);
+		err = dmt_integrity_min_device(l, need, &target, NULL);
 		if (err)
 			return dmt_integrity_why(
 				r, err, DMT_REASON_INTEGRITY_NO_DEVICE_SIZE,
@@ -138,12 +138,12 @@ static int plan_geometry(const struct dmt_integrity_params *o,
 			 const struct dmt_integrity_layout *l, uint64_t need,
 			 struct dmt_integrity_result *r)
 {
-	int err = dmt_integrity_geom_format(l, &r->sb, &r->geom);
+	int err = dmt_integrity_geom_format(l, &r->sb, &r->geom, NULL);
 
 	if (err == -ENODATA || (!err && need > r->geom.provided)) {
 		err = -ENODATA;
 		if (dmt_integrity_min_device(l, need ? need : 8,
-					     &r->need_bytes))
+					     &r->need_bytes, NULL))
 			r->need_bytes = 0;
 		dmt_integrity_why(r, err, DMT_REASON_DEVICE_TOO_SMALL, o->meta,
 				  o->payload && r->need_bytes ? "data_from" : NULL,

@@ -160,8 +160,30 @@ Test(api_params, integrity)
 	struct dmt_integrity_layout l;
 	struct dmt_reason r = { 0 };
 
+	struct dmt_integrity_sb sb;
+	struct dmt_integrity_geom g;
+	uint64_t bytes;
+
 	dmt_integrity_layout_init(&l);
 	cr_expect_eq(l.sector_size, 0);
+	l.sector_size = 512;
+	l.tag_size = 4;
+	l.dev_sectors = 1 << 15;
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, &r), 0);
+	cr_expect_eq(dmt_integrity_min_device(&l, 1000, &bytes, &r), 0);
+	l.reserved[7] = 1;
+	expect_reserved(dmt_integrity_geom_format(&l, &sb, &g, &r), &r, 7,
+			"geom_format");
+	r = (struct dmt_reason){ 0 };
+	expect_reserved(dmt_integrity_min_device(&l, 1000, &bytes, &r), &r, 7,
+			"min_device");
+	l.reserved[7] = 0;
+	l.tag_size = 0;
+	r = (struct dmt_reason){ 0 };
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, &r), -EINVAL);
+	cr_expect_eq(r.code, DMT_REASON_OUT_OF_RANGE);
+	cr_expect_str_eq(r.field, "tag_size");
+	r = (struct dmt_reason){ 0 };
 	dmt_integrity_params_init(&p);
 	cr_expect_null(p.meta);
 	p.alg = "crc32c";

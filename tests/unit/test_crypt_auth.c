@@ -384,7 +384,7 @@ Test(crypt_auth, device_too_small)
 	uint64_t need;
 
 	cr_assert_eq(dmt_auth_lookup("aes-gcm-random", "aead", 0, &gs, NULL), 0);
-	cr_assert_eq(dmt_auth_min_device(&gs, 4096, 1 << 20, 0, 4 << 20, &need),
+	cr_assert_eq(dmt_auth_min_device(&gs, 4096, 1 << 20, 0, 4 << 20, &need, NULL),
 		     0);
 	cr_assert_eq(make_image(&im, "aes-gcm-random", "aead", 4096, 4 << 20,
 				false, need), 0);

@@ -57,7 +57,7 @@ Test(integrity_geom, kernel_tables)
 		struct dmt_integrity_geom g;
 
 		layout_from_fact(f, &l);
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0, "%s",
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0, "%s",
 			     f->name);
 		cr_expect_eq(g.provided, it_getu(f, "provided"),
 			     "%s: provided %llu", f->name,
@@ -107,7 +107,7 @@ Test(integrity_geom, journal_entry_tables)
 		l.journal_mac = it_getu(f, "jmac");
 		l.fix_padding = l.fix_hmac = true;
 		l.dev_sectors = 1 << 21;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 		cr_expect_eq(g.entry_size, it_getu(f, "entry"), "%s", f->name);
 		cr_expect_eq(g.entries_per_sector, it_getu(f, "per_sector"),
 			     "%s", f->name);
@@ -133,7 +133,7 @@ Test(integrity_geom, mappings_and_layouts)
 		struct dmt_integrity_geom g;
 
 		layout_from_fact(f, &l);
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 		if (it_has(f, "journal_end")) {
 			cr_expect_eq((g.initial_sectors) * 512,
 				     it_getu(f, "journal_end"), "%s", f->name);
@@ -178,17 +178,17 @@ Test(integrity_geom, bad_parameters)
 	struct dmt_integrity_geom g;
 
 	l.sector_size = 1000;
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -EINVAL);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -EINVAL);
 	l.sector_size = 8192;
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -EINVAL);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -EINVAL);
 	l.sector_size = 512;
 	l.tag_size = 425;
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -EINVAL);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -EINVAL);
 	l.tag_size = 0;
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -EINVAL);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -EINVAL);
 	l.tag_size = 4;
 	l.dev_sectors = 180;	/* journal alone does not fit */
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -ENODATA);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -ENODATA);
 }
 
 /* The smallest size is minimal: no 4 KiB step below it works. */
@@ -217,14 +217,14 @@ Test(integrity_geom, min_device_is_minimal)
 		struct dmt_integrity_geom g;
 		uint64_t need = cases[i].payload / 512, bytes, d;
 
-		cr_assert_eq(dmt_integrity_min_device(&l, need, &bytes), 0);
+		cr_assert_eq(dmt_integrity_min_device(&l, need, &bytes, NULL), 0);
 		cr_assert_eq(bytes % 4096, 0);
 		l.dev_sectors = bytes / 512;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 		cr_expect_geq(g.provided, need, "case %zu", i);
 		for (d = 4096; d < bytes; d += 4096) {
 			l.dev_sectors = d / 512;
-			if (dmt_integrity_geom_format(&l, &sb, &g))
+			if (dmt_integrity_geom_format(&l, &sb, &g, NULL))
 				continue;
 			cr_assert_lt(g.provided, need,
 				     "case %zu: %llu bytes already hold it "
@@ -248,14 +248,14 @@ Test(integrity_geom, min_device_near_journal_step)
 	/* provided just below / at a boundary of the section count */
 	for (uint64_t k = 2; k < 6; k++) {
 		l.dev_sectors = k * step - 8;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
-		cr_assert_eq(dmt_integrity_min_device(&l, g.provided, &bytes),
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
+		cr_assert_eq(dmt_integrity_min_device(&l, g.provided, &bytes, NULL),
 			     0);
 		cr_expect_leq(bytes / 512, k * step - 8);
 		l.dev_sectors = bytes / 512;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 		l.dev_sectors = k * step - 8;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	}
 }
 
@@ -269,14 +269,14 @@ Test(integrity_geom, meta_min_device)
 	uint64_t bytes;
 
 	/* formats.md 2.8: 1 GiB of data needs 16376 + 16384 sectors */
-	cr_assert_eq(dmt_integrity_min_device(&l, 2097152, &bytes), 0);
+	cr_assert_eq(dmt_integrity_min_device(&l, 2097152, &bytes, NULL), 0);
 	cr_expect_eq(bytes / 512, 16376 + 16384);
 	l.dev_sectors = bytes / 512;
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &full), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &full, NULL), 0);
 	cr_expect_eq(full.journal_sections, 93);
 	/* one 4 KiB step less loses a journal section */
 	l.dev_sectors -= 8;
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	cr_expect_lt(g.journal_sections, full.journal_sections);
 }
 
@@ -343,7 +343,7 @@ Test(integrity_sb, kernel_example_16m)
 	struct dmt_integrity_geom g;
 	uint8_t s0[512];
 
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	dmt_integrity_sb_encode(&sb, s0);
 	cr_assert_arr_eq(s0, want, sizeof(want));
 }
@@ -443,7 +443,7 @@ static void check_empty_section(bool fixed_hmac)
 	size_t ml = 0;
 	const uint32_t section = 1;
 
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	memcpy(sb.salt, salt16, 16);
 	cr_assert_eq(g.section_sectors, 88);
 	buf = malloc(88 * 512);
@@ -539,7 +539,7 @@ Test(integrity_journal, other_sequences_accepted)
 	struct dmt_integrity_journal_report rep = { 0 };
 	uint8_t *buf;
 
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	buf = malloc((size_t)g.section_sectors * 512);
 	cr_assert(buf);
 	for (unsigned int seq = 0; seq < 4; seq++) {
@@ -686,7 +686,7 @@ Test(integrity_jcrypt, sections_round_trip_and_errors)
 	uint8_t key[32], *buf;
 
 	memset(key, 0x5c, sizeof(key));
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	cr_assert_gt(g.journal_sections, 2);
 	buf = malloc((size_t)g.section_sectors * 512);
 	cr_assert(buf);

@@ -286,7 +286,7 @@ int ct_auth_size(struct cli *c, uint64_t payload)
 	}
 	dmt_luks2_get_segment(ct->luks, &seg);
 	err = dmt_auth_min_device(&s, m.sector_size, seg.offset, 0, payload,
-				  &bytes);
+				  &bytes, NULL);
 	if (err) {
 		tool_err("--payload-size %" PRIu64 ": too large for --integrity %s",
 			 payload, s.integrity);
