@@ -29,9 +29,11 @@ static int failures;
 static int add_err;
 
 /* Called in submission order for every file, on this thread. */
-static int done(void *ctx, const struct dmt_fsverity_result *res)
+static int done(void *ctx, const struct dmt_fsverity_result *res,
+		const struct dmt_reason *r)
 {
 	(void)ctx;
+	(void)r; /* why, in the library's terms (r->code, r->field...) */
 	if (res->err) {
 		fprintf(stderr, "%s: %s\n", res->path, dmt_strerror(res->err));
 		failures++;
@@ -49,32 +51,34 @@ static int done(void *ctx, const struct dmt_fsverity_result *res)
 static int visit(const char *path, const struct stat *st, int type,
 		 struct FTW *ftw)
 {
-	struct dmt_fsverity_file f = {.fd = -1, .size = UINT64_MAX};
+	struct dmt_fsverity_file f;
 
 	(void)st;
 	(void)ftw;
 	if (type != FTW_F || !S_ISREG(st->st_mode))
 		return 0;
+	dmt_fsverity_file_init(&f); /* fd -1, size UINT64_MAX: fstat */
 	/* nftw reuses its buffer: the batch keeps the path until done() */
 	f.path = f.user = strdup(path);
 	if (!f.path) {
 		add_err = -ENOMEM;
 		return 1;
 	}
-	add_err = dmt_fsverity_batch_add(batch, &f);
+	add_err = dmt_fsverity_batch_add(batch, &f, NULL);
 	return add_err ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct dmt_fsverity_batch_params bp = {
-		.tree = {.version = 1,
-			 .hash_algorithm = DMT_FSVERITY_HASH_SHA256,
-			 .block_size = 4096},
-		.done = done,
-	};
+	struct dmt_fsverity_batch_params bp;
 	struct dmt_reason why = {0};
 	int err;
+
+	/* params structs: _init() first (defaults, reserved words zero) */
+	dmt_fsverity_batch_params_init(&bp); /* version 1 */
+	bp.tree.hash_algorithm = DMT_FSVERITY_HASH_SHA256;
+	bp.tree.block_size = 4096;
+	bp.done = done;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);

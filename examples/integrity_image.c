@@ -20,8 +20,9 @@
 
 int main(int argc, char **argv)
 {
-	struct dmt_integrity_opts o = {0};
+	struct dmt_integrity_params o;
 	struct dmt_integrity_result r = {0};
+	struct dmt_reason why = {0};
 	struct dmt_file image;
 	char *end;
 	unsigned long mib;
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* integritysetup format's defaults, crc32c tags */
+	dmt_integrity_params_init(&o);
 	o.alg = "crc32c";
 	o.layout.sector_size = 512;
 	o.layout.fix_padding = true;
@@ -45,7 +47,7 @@ int main(int argc, char **argv)
 	o.threads = 0; /* inline; dmt_default_threads() for all */
 
 	/* algorithms and keys first, before a file exists */
-	err = dmt_integrity_opts_check(&o, &r.reason);
+	err = dmt_integrity_params_check(&o, &why);
 	if (err)
 		goto out;
 
@@ -58,13 +60,13 @@ int main(int argc, char **argv)
 	}
 	o.meta = &image;
 	o.created = true;
-	err = dmt_integrity_format(&o, &r);
+	err = dmt_integrity_format(&o, &r, &why);
 	dmt_file_close(&image); /* unlinks the temporary file on failure */
 out:
 	if (err) {
 		fprintf(stderr, "integrity_image: %s", dmt_strerror(err));
-		if (r.reason.field)
-			fprintf(stderr, " (%s)", r.reason.field);
+		if (why.field)
+			fprintf(stderr, " (%s)", why.field);
 		fprintf(stderr, "\n");
 		return 1;
 	}

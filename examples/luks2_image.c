@@ -46,15 +46,8 @@ static ssize_t read_passphrase(char *buf)
 
 int main(int argc, char **argv)
 {
-	struct dmt_luks2_params p = {.cipher = "aes-xts-plain64",
-				     .volume_key_size = 64};
-	struct dmt_luks2_keyslot_params kp = {
-		.keyslot = -1,
-		.pbkdf = {.type = "argon2id",
-			  .iterations = 4,
-			  .memory_kb = 65536,
-			  .parallel = 1},
-	};
+	struct dmt_luks2_params p;
+	struct dmt_luks2_keyslot_params kp;
 	struct dmt_reason why = {0};
 	struct dmt_luks2 *h = NULL;
 	struct dmt_file image;
@@ -67,10 +60,21 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	if (argc == 3)
-		kp.pbkdf = (struct dmt_luks2_pbkdf){.type = "pbkdf2",
-						    .hash = "sha256",
-						    .iterations = 100000};
+	/* params structs: _init() first (defaults, reserved words zero) */
+	dmt_luks2_params_init(&p);
+	p.cipher = "aes-xts-plain64";
+	p.volume_key_size = 64;
+	dmt_luks2_keyslot_params_init(&kp); /* keyslot -1: the first free */
+	kp.pbkdf.type = "argon2id";
+	kp.pbkdf.iterations = 4;
+	kp.pbkdf.memory_kb = 65536;
+	kp.pbkdf.parallel = 1;
+	if (argc == 3) {
+		dmt_luks2_pbkdf_init(&kp.pbkdf);
+		kp.pbkdf.type = "pbkdf2";
+		kp.pbkdf.hash = "sha256";
+		kp.pbkdf.iterations = 100000;
+	}
 	/* secrets in locked memory, wiped when freed */
 	pass = dmt_secure_alloc(PASS_MAX);
 	if (!pass) {
@@ -86,7 +90,7 @@ int main(int argc, char **argv)
 	}
 
 	dmt_file_init(&image);
-	err = dmt_luks2_create(&h, &p, &why);
+	err = dmt_luks2_create(&p, &h, &why);
 	if (!err) {
 		slot = dmt_luks2_add_keyslot(h, &kp, pass, (size_t)len, &why);
 		err = slot < 0 ? slot : 0;

@@ -24,8 +24,9 @@ static const uint8_t key[32] = "fuzzing key for hmac(sha256)...";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct dmt_integrity_opts o;
+	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
+	struct dmt_reason why = {0};
 	struct dmt_file meta;
 	char path[64];
 	int fd, err;
@@ -53,14 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	o.allow_discards = data[0] & 0x40;
 	o.threads = 1;
-	err = dmt_integrity_check(&o, &r);
+	err = dmt_integrity_check(&o, &r, &why);
 	if (err == -EBADMSG && !r.mismatches && !r.journal.bad_commit_ids &&
-	    !r.journal.bad_macs && !r.reason.code)
+	    !r.journal.bad_macs && !why.code)
 		abort();	/* a failure must say what failed */
 
-	err = dmt_integrity_recalculate(&o, &r);
+	err = dmt_integrity_recalculate(&o, &r, &why);
 	if (!err) {
-		err = dmt_integrity_check(&o, &r);
+		err = dmt_integrity_check(&o, &r, &why);
 		if (r.mismatches)
 			abort();	/* recalculate left wrong tags */
 	}

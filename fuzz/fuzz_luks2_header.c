@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (dmt_file_open(&f, path, DMT_OPEN_READ) == 0) {
-		if (dmt_luks2_load(&h, &f, &r) == 0)
+		if (dmt_luks2_load(&f, &h, &r) == 0)
 			check_accepted(h);
 		dmt_luks2_free(h);
 		dmt_file_close(&f);

@@ -129,7 +129,7 @@ static void write_again(struct dmt_luks2 *h)
 	if (ret && !(ret == -ENOSPC && r.code == DMT_REASON_LUKS2_JSON_SIZE))
 		abort();
 	if (!ret) {
-		if (dmt_luks2_load(&h2, &f, &r))
+		if (dmt_luks2_load(&f, &h2, &r))
 			abort();
 		after = dump_no_epoch(h2);
 		if (strcmp(before, after))
@@ -203,7 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		  (ctl & 3) == 1 ? base : json, (ctl & 3) == 1 ? (size_t)n : len,
 		  false);
 	if (!memfile(&f, img, 2 * hs, ctl & 32 ? 2 * hs : FILE_SIZE, &fd)) {
-		if (dmt_luks2_load(&h, &f, &r) == 0)
+		if (dmt_luks2_load(&f, &h, &r) == 0)
 			check_accepted(h);
 		else if (r.code == DMT_REASON_LUKS2_NO_HEADER && !r.field)
 			abort(); /* every refusal names its reason */

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include <dmt/progress.h>
+#include <dmt/reason.h>
 
 struct dmt_file;
 struct dmt_reason;
@@ -32,7 +33,7 @@ struct dmt_reason;
 enum {
 	/* name: cipher not supported; the supported list is
 	 * dmt_crypt_supported_ciphers() */
-	DMT_REASON_CRYPT_CIPHER = 0x400 + 1,
+	DMT_REASON_CRYPT_CIPHER = DMT_REASON_CRYPT_FIRST + 1,
 	/* field "key_size": value bytes, the cipher takes min..max (a
 	 * multiple of 16 for XTS: max is the other choice) */
 	DMT_REASON_CRYPT_KEY_SIZE,
@@ -79,7 +80,11 @@ struct dmt_crypt_params {
 	const char *engine;		/* engine spec (<dmt/hash.h>), NULL:
 					 * default ("aes-xts=openssl" or
 					 * "openssl" forces OpenSSL's AES) */
+	uint64_t reserved[8];		/* must be zero */
 };
+
+/* Zeroes *p (no key, threads 0: dmt_default_threads()). */
+void dmt_crypt_params_init(struct dmt_crypt_params *p);
 
 /*
  * The engine: one prepared OpenSSL context per worker (and one ESSIV
@@ -90,10 +95,10 @@ struct dmt_crypt_params {
  * aes-cbc, see --list-engines); the bytes are the same either way.
  */
 struct dmt_crypt;
-int dmt_crypt_open(struct dmt_crypt **out, const struct dmt_crypt_params *p,
-		   struct dmt_reason *r);
+int dmt_crypt_new(const struct dmt_crypt_params *p, struct dmt_crypt **out,
+		  struct dmt_reason *r);
 /* Wipes the key and contexts.  NULL is a no-op. */
-void dmt_crypt_close(struct dmt_crypt *c);
+void dmt_crypt_free(struct dmt_crypt *c);
 unsigned int dmt_crypt_sector_size(const struct dmt_crypt *c);
 /* "vaes" or "openssl": which code does the work. */
 const char *dmt_crypt_engine_name(const struct dmt_crypt *c);
@@ -108,11 +113,6 @@ int dmt_crypt_encrypt(struct dmt_crypt *c, uint64_t first, size_t n,
 		      const void *in, void *out);
 int dmt_crypt_decrypt(struct dmt_crypt *c, uint64_t first, size_t n,
 		      const void *in, void *out);
-/* The same for a listed set: sector sectors[i] is at in/out + i * size. */
-int dmt_crypt_encrypt_list(struct dmt_crypt *c, const uint64_t *sectors,
-			   size_t n, const void *in, void *out);
-int dmt_crypt_decrypt_list(struct dmt_crypt *c, const uint64_t *sectors,
-			   size_t n, const void *in, void *out);
 
 /*
  * File to file through the engine: bytes from in at in_offset, sectors
@@ -123,15 +123,19 @@ int dmt_crypt_decrypt_list(struct dmt_crypt *c, const uint64_t *sectors,
  * chunks are wiped before they are freed.  Errors: the first I/O or
  * engine error; -EINTR when the progress callback asks to stop.
  */
-struct dmt_crypt_stream {
+struct dmt_crypt_stream_params {
 	struct dmt_file *in, *out;
 	uint64_t in_offset, out_offset;	/* bytes */
 	uint64_t bytes;
 	uint64_t first_sector;
 	bool encrypt;			/* false: decrypt */
 	struct dmt_progress progress;
+	uint64_t reserved[8]; /* must be zero */
 };
-int dmt_crypt_stream_run(struct dmt_crypt *c, const struct dmt_crypt_stream *s);
+void dmt_crypt_stream_params_init(struct dmt_crypt_stream_params *p);
+int dmt_crypt_stream_run(struct dmt_crypt *c,
+			 const struct dmt_crypt_stream_params *p,
+			 struct dmt_reason *r);
 
 /*
  * Plain mode's key from a passphrase, as `cryptsetup open --type plain
@@ -162,7 +166,5 @@ void *dmt_secure_alloc(size_t len);
 void dmt_secure_free(void *p);
 /* Wipes len bytes (not optimised away). */
 void dmt_secure_wipe(void *p, size_t len);
-/* Bytes from getrandom() (blocking until the pool is ready). */
-int dmt_random_bytes(void *buf, size_t len);
 
 #endif /* DMT_CRYPT_H */

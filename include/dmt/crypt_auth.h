@@ -32,7 +32,7 @@ struct dmt_luks2_params;
 
 /* Failure reasons (dmt_reason.code). */
 enum {
-	DMT_REASON_AUTH_FIRST = 0x400 + 0x80,
+	DMT_REASON_AUTH_FIRST = 0x600,
 	/* name: the cipher/integrity pair is not one of the supported six
 	 * (dmt_auth_supported()) */
 	DMT_REASON_AUTH_COMBINATION,
@@ -81,11 +81,6 @@ const char *dmt_auth_supported(void);
 int dmt_auth_lookup(const char *cipher, const char *integrity,
 		    size_t cipher_key_size, struct dmt_auth_spec *s,
 		    struct dmt_reason *r);
-/* The same from a LUKS2 segment's "encryption" and "integrity.type"
- * and the volume key size. */
-int dmt_auth_lookup_luks2(const char *cipher, const char *luks2_type,
-			  size_t volume_key_size, struct dmt_auth_spec *s,
-			  struct dmt_reason *r);
 
 /* ---- the sector engine ---- */
 
@@ -96,13 +91,16 @@ struct dmt_auth_params {
 	unsigned int sector_size;	/* 512..4096 */
 	unsigned int threads;		/* 0: dmt_default_threads() */
 	const char *engine;		/* hash engine spec (HMAC), NULL */
+	uint64_t reserved[8];		/* must be zero */
 };
 
+void dmt_auth_params_init(struct dmt_auth_params *p);
+
 struct dmt_auth;
-int dmt_auth_open(struct dmt_auth **out, const struct dmt_auth_params *p,
-		  struct dmt_reason *r);
-void dmt_auth_close(struct dmt_auth *a);
-const struct dmt_auth_spec *dmt_auth_get_spec(const struct dmt_auth *a);
+int dmt_auth_new(const struct dmt_auth_params *p, struct dmt_auth **out,
+		 struct dmt_reason *r);
+/* NULL is a no-op. */
+void dmt_auth_free(struct dmt_auth *a);
 
 /*
  * n sectors (sector_size units) first..first+n-1 of the mapped device:
@@ -130,9 +128,9 @@ int dmt_auth_decrypt(struct dmt_auth *a, uint64_t first, size_t n,
  * mac_key_size bytes (p->volume_key, or from getrandom); p->cipher and
  * p->volume_key_size are ignored.
  */
-int dmt_luks2_create_auth(struct dmt_luks2 **out,
-			  const struct dmt_luks2_params *p,
-			  const struct dmt_auth_spec *s, struct dmt_reason *r);
+int dmt_luks2_create_auth(const struct dmt_luks2_params *p,
+			  const struct dmt_auth_spec *s, struct dmt_luks2 **out,
+			  struct dmt_reason *r);
 /* The integrity spec of a header (created or loaded). */
 int dmt_luks2_auth_spec(const struct dmt_luks2 *h, struct dmt_auth_spec *s,
 			struct dmt_reason *r);
@@ -148,7 +146,7 @@ int dmt_luks2_auth_spec(const struct dmt_luks2 *h, struct dmt_auth_spec *s,
  * interleave), an empty journal, the payload sectors encrypted with
  * their tags, with wipe the rest of the device as encrypted zeros.
  */
-struct dmt_auth_image {
+struct dmt_auth_image_params {
 	struct dmt_luks2 *h;		/* header handle with the volume key */
 	struct dmt_file *header;	/* detached header file, or NULL */
 	struct dmt_file *data;
@@ -162,7 +160,10 @@ struct dmt_auth_image {
 	unsigned int threads;
 	const char *engine;
 	struct dmt_progress progress;
+	uint64_t reserved[8]; /* must be zero */
 };
+
+void dmt_auth_image_params_init(struct dmt_auth_image_params *p);
 
 #define DMT_AUTH_REPORT_MAX 10
 
@@ -179,10 +180,12 @@ struct dmt_auth_result {
 	uint64_t bad;			/* sectors whose tag failed */
 	uint64_t first_bad[DMT_AUTH_REPORT_MAX]; /* 512-byte units */
 	size_t n_first_bad;
-	struct dmt_reason reason;
+	uint64_t reserved[8];
 };
 
-int dmt_auth_format(const struct dmt_auth_image *o, struct dmt_auth_result *r);
+/* Each fills *res (zeroed first) and, on failure, *r (may be NULL). */
+int dmt_auth_format(const struct dmt_auth_image_params *p,
+		    struct dmt_auth_result *res, struct dmt_reason *r);
 /*
  * Smallest data device (bytes, data_offset included) whose dm-integrity
  * layer (tag size of s, sector_size, journal_sectors 0: default) provides
@@ -191,23 +194,14 @@ int dmt_auth_format(const struct dmt_auth_image *o, struct dmt_auth_result *r);
 int dmt_auth_min_device(const struct dmt_auth_spec *s,
 			unsigned int sector_size, uint64_t data_offset,
 			uint64_t journal_sectors, uint64_t payload_bytes,
-			uint64_t *bytes);
+			uint64_t *bytes, struct dmt_reason *r);
 /* Every sector of the mapped device: -EBADMSG when any fails. */
-int dmt_auth_check(const struct dmt_auth_image *o, struct dmt_auth_result *r);
+int dmt_auth_check(const struct dmt_auth_image_params *p,
+		   struct dmt_auth_result *res, struct dmt_reason *r);
 /* Plaintext of the mapped device to output; a failing sector stops it
  * with -EBADMSG unless allow_bad (then it is written as the cipher gives
  * it, counted, and the result is still -EBADMSG). */
-int dmt_auth_decrypt_image(const struct dmt_auth_image *o,
-			   struct dmt_auth_result *r);
-
-/* ---- AEGIS-128 (own code; OpenSSL 3.0 has none) ---- */
-void dmt_aegis128_encrypt(const uint8_t key[16], const uint8_t iv[16],
-			  const uint8_t *ad, size_t ad_len, const uint8_t *in,
-			  uint8_t *out, size_t len, uint8_t tag[16]);
-/* 0, or -EBADMSG when the tag (tag_len 1..16 bytes) differs. */
-int dmt_aegis128_decrypt(const uint8_t key[16], const uint8_t iv[16],
-			 const uint8_t *ad, size_t ad_len, const uint8_t *in,
-			 uint8_t *out, size_t len, const uint8_t *tag,
-			 size_t tag_len);
+int dmt_auth_decrypt_image(const struct dmt_auth_image_params *p,
+			   struct dmt_auth_result *res, struct dmt_reason *r);
 
 #endif /* DMT_CRYPT_AUTH_H */

@@ -69,7 +69,11 @@ struct dmt_fsverity_params {
 	const struct dmt_fsverity_metadata_callbacks *metadata_callbacks;
 	unsigned int threads; /* 0 = dmt_default_threads() */
 	const char *engine;   /* hash backend by name; NULL = default */
+	uint64_t reserved[8]; /* must be zero */
 };
+
+/* Zeroes *p and sets version 1 (the rest: the defaults above). */
+void dmt_fsverity_params_init(struct dmt_fsverity_params *p);
 
 struct dmt_fsverity_digest {
 	uint16_t digest_algorithm; /* DMT_FSVERITY_HASH_* */
@@ -90,13 +94,10 @@ const char *dmt_fsverity_hash_alg_name(uint32_t alg);
 /* 32, 64, or 0 when unknown. */
 size_t dmt_fsverity_digest_size(uint32_t alg);
 
-/* Checks version, algorithm, block size and salt (file_size is free). */
+/* Checks version, algorithm, block size, salt and the reserved words
+ * (file_size is free). */
 int dmt_fsverity_check_params(const struct dmt_fsverity_params *p,
 			      struct dmt_reason *r);
-/* Merkle tree bytes for a file of size bytes (0 for one block or less);
- * 0 or -EINVAL for bad params. */
-int dmt_fsverity_tree_size(const struct dmt_fsverity_params *p, uint64_t size,
-			   uint64_t *tree_size);
 
 /*
  * The digest of a file of p->file_size bytes read through read_fn, with
@@ -136,14 +137,18 @@ struct dmt_fsverity_file {
 	uint64_t size;
 	const struct dmt_fsverity_metadata_callbacks *metadata_callbacks;
 	void *user; /* handed back in the result */
+	uint64_t reserved[8]; /* must be zero */
 };
+
+/* Zeroes *f, fd -1, size UINT64_MAX (as fstat says). */
+void dmt_fsverity_file_init(struct dmt_fsverity_file *f);
 
 struct dmt_fsverity_result {
 	void *user;
 	const char *path; /* the file's path, if it was given */
 	uint64_t size;
-	int err;		  /* 0, or why this file has no digest */
-	struct dmt_reason reason; /* when err */
+	int err;		  /* 0, or why this file has no digest (the
+				   * reason is done's r) */
 	struct dmt_fsverity_digest digest; /* when !err and !link_of */
 	/* links_once: another path of this file's inode was queued in this
 	 * batch, and its user pointer is here; this path was not read (no
@@ -153,16 +158,19 @@ struct dmt_fsverity_result {
 	 * caller that frees results as they come keeps those over 1 for the
 	 * link_of that may follow) */
 	uint64_t nlink;
+	uint64_t reserved[8];
 };
 
 /*
  * Called once per file, in submission order, on the thread that called
- * dmt_fsverity_batch_add() or _finish(); the result is only valid during
- * the call.  A non-zero return stops the batch and is returned by the
- * add/finish call.
+ * dmt_fsverity_batch_add() or _finish(); res and r are only valid during
+ * the call.  r is never NULL: why the file has no digest when res->err,
+ * code DMT_REASON_NONE otherwise.  A non-zero return stops the batch and
+ * is returned by the add/finish call.
  */
 typedef int (*dmt_fsverity_done_fn)(void *ctx,
-				    const struct dmt_fsverity_result *res);
+				    const struct dmt_fsverity_result *res,
+				    const struct dmt_reason *r);
 
 struct dmt_fsverity_batch_params {
 	struct dmt_fsverity_params tree; /* file_size, callbacks unused */
@@ -178,7 +186,11 @@ struct dmt_fsverity_batch_params {
 	 * read.
 	 */
 	bool links_once;
+	uint64_t reserved[8]; /* must be zero (tree's too) */
 };
+
+/* Zeroes *p, dmt_fsverity_params_init(&p->tree). */
+void dmt_fsverity_batch_params_init(struct dmt_fsverity_batch_params *p);
 
 int dmt_fsverity_batch_new(const struct dmt_fsverity_batch_params *p,
 			   struct dmt_fsverity_batch **out,
@@ -186,11 +198,12 @@ int dmt_fsverity_batch_new(const struct dmt_fsverity_batch_params *p,
 /*
  * Queues a file; may hash queued files and report them before returning.
  * A file that cannot be read is reported through done with its error; the
- * batch goes on.  Returns 0, -EINVAL (no source), -ENOMEM, or done's
- * non-zero return.
+ * batch goes on.  Returns 0, -EINVAL (no source, or a nonzero reserved
+ * word: see r, which may be NULL), -ENOMEM, or done's non-zero return.
  */
 int dmt_fsverity_batch_add(struct dmt_fsverity_batch *b,
-			   const struct dmt_fsverity_file *f);
+			   const struct dmt_fsverity_file *f,
+			   struct dmt_reason *r);
 /* Hashes and reports every queued file. */
 int dmt_fsverity_batch_finish(struct dmt_fsverity_batch *b);
 /* Closes the files it opened; unreported files are dropped. */

@@ -52,17 +52,10 @@ struct dmt_integrity_sb {
 	uint8_t salt[DMT_INTEGRITY_SALT_SIZE];
 };
 
-/* The version the kernel writes for these flags (formats.md 2.3). */
-uint8_t dmt_integrity_sb_version(uint32_t flags, bool meta_dev,
-				 bool bitmap_mode);
-/* Fills the 512-byte sector 0 (zero-padded, no MAC). */
-void dmt_integrity_sb_encode(const struct dmt_integrity_sb *sb,
-			     uint8_t sector0[512]);
 /* -EMEDIUMTYPE without the magic (DMT_REASON_BAD_MAGIC) or with an
- * unknown version (DMT_REASON_SB_VERSION); why may be NULL. */
+ * unknown version (DMT_REASON_SB_VERSION); r may be NULL. */
 int dmt_integrity_sb_decode(const uint8_t sector0[512],
-			    struct dmt_integrity_sb *sb,
-			    struct dmt_reason *why);
+			    struct dmt_integrity_sb *sb, struct dmt_reason *r);
 
 /* A keyed (or plain) algorithm for the journal MAC / superblock MAC. */
 struct dmt_integrity_mac {
@@ -77,13 +70,6 @@ struct dmt_integrity_cipher {
 	const uint8_t *key;
 	size_t key_size;
 };
-
-/* Stores the MAC over sector0[0 .. 512 - mac_size) in its last bytes. */
-int dmt_integrity_sb_mac_write(const struct dmt_integrity_mac *mac,
-			       uint8_t sector0[512]);
-/* 0, or -EBADMSG when the stored MAC differs. */
-int dmt_integrity_sb_mac_verify(const struct dmt_integrity_mac *mac,
-				const uint8_t sector0[512]);
 
 /* ---- geometry ---- */
 
@@ -123,32 +109,35 @@ struct dmt_integrity_layout {
 	bool meta_dev;
 	uint64_t dev_sectors;		/* the (metadata) device */
 	uint64_t data_dev_sectors;	/* with meta_dev: the data device */
+	uint64_t reserved[8];		/* must be zero */
 };
+
+/* Zeroes *l: every field's default (above). */
+void dmt_integrity_layout_init(struct dmt_integrity_layout *l);
 
 /*
  * What the kernel's constructor writes into an all-zero superblock area
  * for these arguments (initialize_superblock + log2_blocks_per_bitmap_bit),
  * salt left zero.  -EINVAL for bad arguments, -ENODATA when the device is
- * too small to hold anything.
+ * too small to hold anything; *r (may be NULL) says which field.
  */
 int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 			      struct dmt_integrity_sb *sb,
-			      struct dmt_integrity_geom *g);
+			      struct dmt_integrity_geom *g, struct dmt_reason *r);
 
 /*
  * Geometry of an existing superblock on devices of these sizes, checked
  * the way the kernel's constructor checks it.  buffer_sectors 0 = 128.
  * -EMEDIUMTYPE for superblocks the kernel would refuse, -EINVAL when the
  * superblock wants (or refuses) a separate data device, -ENODATA when
- * the devices are smaller than the superblock says; *why (may be NULL)
+ * the devices are smaller than the superblock says; *r (may be NULL)
  * says which field.
  */
-int dmt_integrity_geom_from_sb(const struct dmt_integrity_sb *sb,
-			       bool meta_dev, uint64_t meta_sectors,
-			       uint64_t data_sectors,
+int dmt_integrity_geom_from_sb(const struct dmt_integrity_sb *sb, bool meta_dev,
+			       uint64_t meta_sectors, uint64_t data_sectors,
 			       unsigned int buffer_sectors,
 			       struct dmt_integrity_geom *g,
-			       struct dmt_reason *why);
+			       struct dmt_reason *r);
 
 /* Mapping (formats.md 2.6, 2.8); s is a logical sector < provided. */
 uint64_t dmt_integrity_data_sector(const struct dmt_integrity_geom *g,
@@ -160,53 +149,15 @@ uint64_t dmt_integrity_tag_offset(const struct dmt_integrity_geom *g,
  * Smallest (metadata) device size, in bytes and a multiple of 4096, for
  * which the kernel provides at least need_sectors with layout l
  * (l->dev_sectors ignored).  With l->meta_dev, l->data_dev_sectors must be
- * set and the size keeps the full requested journal.  -E2BIG if none.
+ * set and the size keeps the full requested journal.  -E2BIG (or -ENODATA:
+ * the data device is too small) with DMT_REASON_INTEGRITY_NO_DEVICE_SIZE
+ * if none, -EINVAL for a bad layout (*r, may be NULL).
  */
 int dmt_integrity_min_device(const struct dmt_integrity_layout *l,
-			     uint64_t need_sectors, uint64_t *dev_bytes);
+			     uint64_t need_sectors, uint64_t *dev_bytes,
+			     struct dmt_reason *r);
 
-/* ---- journal ---- */
-
-/* Commit id of sector j of section i in sequence seq (0..3), host order. */
-uint64_t dmt_integrity_commit_id(uint32_t section, uint32_t sector,
-				 unsigned int seq);
-/*
- * Section MAC (64 bytes, truncated or zero-padded) over the 8-byte sector
- * fields of the section's entries; `section_buf` holds the whole section.
- */
-int dmt_integrity_section_mac(const struct dmt_integrity_geom *g,
-			      const struct dmt_integrity_sb *sb,
-			      const struct dmt_integrity_mac *mac,
-			      uint32_t section, const uint8_t *section_buf,
-			      uint8_t out[DMT_INTEGRITY_JOURNAL_MAC_SIZE]);
-/*
- * Journal encryption (journal_crypt): "ctr(aes)", "cbc(aes)" (also
- * cryptsetup's "ctr-aes", "cbc-aes") or "chacha20", with its key, set up
- * as the kernel does for this journal geometry.  -ENOENT for another
- * cipher, -EINVAL for a key of the wrong size.
- */
-struct dmt_integrity_jcrypt;
-int dmt_integrity_jcrypt_new(const char *alg, const uint8_t *key,
-			     size_t key_size,
-			     const struct dmt_integrity_geom *g,
-			     struct dmt_integrity_jcrypt **out);
-void dmt_integrity_jcrypt_free(struct dmt_integrity_jcrypt *jc);
-/* The four commit-id bases (host order) the kernel derives. */
-const uint64_t *dmt_integrity_jcrypt_bases(
-	const struct dmt_integrity_jcrypt *jc);
-/* Encrypts or decrypts one whole journal section in place. */
-int dmt_integrity_jcrypt_section(struct dmt_integrity_jcrypt *jc,
-				 bool encrypt, uint32_t section, uint8_t *buf);
-
-/* Writes section i of an empty journal in sequence seq (with MACs),
- * encrypted with jc unless it is NULL. */
-int dmt_integrity_journal_section(const struct dmt_integrity_geom *g,
-				  const struct dmt_integrity_sb *sb,
-				  const struct dmt_integrity_mac *mac,
-				  struct dmt_integrity_jcrypt *jc,
-				  uint32_t section, unsigned int seq,
-				  uint8_t *buf);
-
+/* What a check found in the journal. */
 struct dmt_integrity_journal_report {
 	uint64_t bad_commit_ids;	/* sectors matching no sequence */
 	uint32_t first_bad_section, first_bad_sector;
@@ -217,40 +168,6 @@ struct dmt_integrity_journal_report {
 	uint32_t first_bad_mac_section;
 	unsigned int seq_mask;		/* sequences seen, bit per seq */
 };
-/* Accumulates the findings for one section into rep (with jc, the
- * section is decrypted in place first). */
-int dmt_integrity_journal_verify_section(
-	const struct dmt_integrity_geom *g, const struct dmt_integrity_sb *sb,
-	const struct dmt_integrity_mac *mac, struct dmt_integrity_jcrypt *jc,
-	uint32_t section, uint8_t *section_buf,
-	struct dmt_integrity_journal_report *rep);
-
-/* ---- tags ---- */
-
-struct dmt_integrity_tagger;
-
-/*
- * tag = first tag_size bytes of ALG([salt] || le64(sector) || block),
- * zero-padded.  salt is NULL without SB_FLAG_FIXED_HMAC.
- */
-int dmt_integrity_tagger_new(const char *alg, const void *key,
-			     size_t key_size, const uint8_t *salt,
-			     unsigned int sector_size, unsigned int tag_size,
-			     const char *engine,
-			     struct dmt_integrity_tagger **out);
-int dmt_integrity_tagger_clone(const struct dmt_integrity_tagger *t,
-			       struct dmt_integrity_tagger **out);
-void dmt_integrity_tagger_free(struct dmt_integrity_tagger *t);
-const char *dmt_integrity_tagger_engine(const struct dmt_integrity_tagger *t);
-/*
- * Tags of n consecutive blocks starting at logical sector `sector`; block
- * i is at data + i * stride (stride 0: the same block every time, e.g. a
- * zero block).  Writes n * tag_size bytes.
- */
-int dmt_integrity_tags(struct dmt_integrity_tagger *t, uint64_t sector,
-		       size_t n, const uint8_t *data, size_t stride,
-		       uint8_t *tags);
-
 /* ---- operations on devices ---- */
 
 /*
@@ -264,7 +181,7 @@ int dmt_integrity_tags(struct dmt_integrity_tagger *t, uint64_t sector,
  * Callers that care lock them (DMT_OPEN_LOCK) and refuse one file given
  * twice (dmt_same_file) before opening.
  */
-struct dmt_integrity_opts {
+struct dmt_integrity_params {
 	struct dmt_file *meta;
 	struct dmt_file *data;
 	struct dmt_file *payload;
@@ -290,7 +207,11 @@ struct dmt_integrity_opts {
 	unsigned int threads;	/* 0/1: inline */
 	const char *engine;	/* NULL: default dispatch */
 	struct dmt_progress progress;
+	uint64_t reserved[8]; /* must be zero (layout's too) */
 };
+
+/* Zeroes *p: no files, every field's default. */
+void dmt_integrity_params_init(struct dmt_integrity_params *p);
 
 #define DMT_INTEGRITY_REPORT_MAX 10
 
@@ -301,7 +222,7 @@ struct dmt_integrity_result {
 	uint64_t data_device_bytes;
 	uint64_t payload_bytes;		/* format: bytes of the payload */
 	uint64_t need_bytes;		/* -ENODATA: device size needed */
-	bool created;			/* format: opts.created */
+	bool created;			/* format: params.created */
 	const char *engine;		/* backend that hashed the tags */
 	/* check / recalculate */
 	uint64_t start_sector;		/* first sector checked/redone */
@@ -315,53 +236,58 @@ struct dmt_integrity_result {
 	size_t n_first_discarded;
 	struct dmt_integrity_journal_report journal;
 	bool sb_mac_checked;
-	/* what went wrong (code DMT_REASON_NONE: only the errno is known) */
-	struct dmt_reason reason;
+	uint64_t reserved[8];
 };
 
 /*
- * Algorithms and keys of the options, before any file is touched
- * (-EINVAL with the reason).  Every operation checks them again.
+ * Algorithms, keys and reserved words of the params, before any file is
+ * touched (-EINVAL with the reason).  Every operation checks them again.
+ * Every operation below fills *res and, on failure, *r (may be NULL; code
+ * DMT_REASON_NONE: only the errno is known).
  */
-int dmt_integrity_opts_check(const struct dmt_integrity_opts *o,
-			     struct dmt_reason *why);
+int dmt_integrity_params_check(const struct dmt_integrity_params *p,
+			       struct dmt_reason *r);
 
 /*
  * format, in two steps so a front end can show what it is about to do
  * (and ask) before anything is written:
- * plan: checks the options against the files and fills r->sb (with its
- * salt), r->geom and the sizes; writes nothing.
- * write: grows meta to r->device_bytes and writes superblock, empty
+ * plan: checks the params against the files and fills res->sb (with its
+ * salt), res->geom and the sizes; writes nothing.
+ * write: grows meta to res->device_bytes and writes superblock, empty
  * journal, data (payload / zeros) and every tag, then commits a new
  * file.  An interrupted in-place format leaves a superblock with
  * SB_FLAG_RECALCULATING and recalc_sector at the first block whose tag
  * may be missing.
  * dmt_integrity_format: plan, then write.
  */
-int dmt_integrity_format_plan(const struct dmt_integrity_opts *o,
-			      struct dmt_integrity_result *r);
-int dmt_integrity_format_write(const struct dmt_integrity_opts *o,
-			       struct dmt_integrity_result *r);
-int dmt_integrity_format(const struct dmt_integrity_opts *o,
-			 struct dmt_integrity_result *r);
+int dmt_integrity_format_plan(const struct dmt_integrity_params *p,
+			      struct dmt_integrity_result *res,
+			      struct dmt_reason *r);
+int dmt_integrity_format_write(const struct dmt_integrity_params *p,
+			       struct dmt_integrity_result *res,
+			       struct dmt_reason *r);
+int dmt_integrity_format(const struct dmt_integrity_params *p,
+			 struct dmt_integrity_result *res,
+			 struct dmt_reason *r);
 /*
  * check: verifies the superblock (MAC when a journal key is given), the
  * journal and every tag.  -EBADMSG on any mismatch, -EUCLEAN for a dirty
  * journal or a dirty bitmap (the device was not closed cleanly).
  */
-int dmt_integrity_check(const struct dmt_integrity_opts *o,
-			struct dmt_integrity_result *r);
+int dmt_integrity_check(const struct dmt_integrity_params *p,
+			struct dmt_integrity_result *res, struct dmt_reason *r);
 /*
  * recalculate: recomputes tags from recalc_sector (or all) in place, then
  * clears SB_FLAG_RECALCULATING (recalc_sector 0) and rewrites the
  * superblock MAC.  Interrupted, it leaves the flag with recalc_sector where
  * valid tags end.
  */
-int dmt_integrity_recalculate(const struct dmt_integrity_opts *o,
-			      struct dmt_integrity_result *r);
+int dmt_integrity_recalculate(const struct dmt_integrity_params *p,
+			      struct dmt_integrity_result *res,
+			      struct dmt_reason *r);
 /* Reads and decodes the superblock of an open device (for dump). */
 int dmt_integrity_read_sb(struct dmt_file *f, struct dmt_integrity_sb *sb,
-			  uint64_t *device_bytes, struct dmt_reason *why);
+			  uint64_t *device_bytes, struct dmt_reason *r);
 
 /* Default tag size for an algorithm (4 crc32/crc32c, 8 xxhash64, digest). */
 int dmt_integrity_default_tag_size(const char *alg, unsigned int *tag_size);

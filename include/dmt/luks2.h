@@ -41,7 +41,7 @@ struct dmt_reason;
 
 /* LUKS2 failure reasons (dmt_reason.code). */
 enum {
-	DMT_REASON_LUKS2_FIRST = 0x400 + 0x40,
+	DMT_REASON_LUKS2_FIRST = 0x500,
 	/* neither header copy is usable: field names the primary's first
 	 * problem: "magic", "version", "hdr_size", "hdr_offset", "size"
 	 * (file too short), "checksum", "a LUKS1 header", "json: ..." (not
@@ -77,7 +77,11 @@ struct dmt_luks2_pbkdf {
 	uint32_t iterations;		/* pbkdf2 iterations / argon2 time */
 	uint32_t memory_kb;		/* argon2 */
 	uint32_t parallel;		/* argon2 threads ("cpus") */
+	uint64_t reserved[8];		/* must be zero */
 };
+
+/* Zeroes *k: type NULL (a keyslot's default, argon2id 4/1GiB/4). */
+void dmt_luks2_pbkdf_init(struct dmt_luks2_pbkdf *k);
 
 struct dmt_luks2_params {
 	const char *cipher;		/* data segment; "aes-xts-plain64" */
@@ -104,14 +108,22 @@ struct dmt_luks2_params {
 					 * for 125 ms of CPU, at least 1000);
 					 * 1000 is luksFormat's with
 					 * --pbkdf-force-iterations */
+	uint64_t reserved[8];		/* must be zero */
 };
+
+/* Zeroes *p: every field's default (above). */
+void dmt_luks2_params_init(struct dmt_luks2_params *p);
 
 struct dmt_luks2_keyslot_params {
 	int keyslot;			/* -1: the first free */
 	const char *cipher;		/* NULL: "aes-xts-plain64" */
 	size_t key_size;		/* 0: 64 */
 	struct dmt_luks2_pbkdf pbkdf;	/* type NULL: argon2id 4/1GiB/4 */
+	uint64_t reserved[8];		/* must be zero */
 };
+
+/* Zeroes *kp, keyslot -1 (the first free). */
+void dmt_luks2_keyslot_params_init(struct dmt_luks2_keyslot_params *kp);
 
 /* The data segment ("segments"."0"). */
 struct dmt_luks2_segment {
@@ -120,11 +132,12 @@ struct dmt_luks2_segment {
 	uint64_t iv_tweak;		/* dm-crypt iv_offset (512-byte units) */
 	const char *cipher;		/* "aes-xts-plain64" */
 	unsigned int sector_size;
+	uint64_t reserved[8];
 };
 
 struct dmt_luks2;
 
-int dmt_luks2_create(struct dmt_luks2 **out, const struct dmt_luks2_params *p,
+int dmt_luks2_create(const struct dmt_luks2_params *p, struct dmt_luks2 **out,
 		     struct dmt_reason *r);
 /*
  * Reads both header copies as libcryptsetup does (the secondary at the
@@ -133,7 +146,7 @@ int dmt_luks2_create(struct dmt_luks2 **out, const struct dmt_luks2_params *p,
  * each JSON area, takes the valid one with the higher seqid (the primary
  * on a tie).  Never writes.
  */
-int dmt_luks2_load(struct dmt_luks2 **out, struct dmt_file *f,
+int dmt_luks2_load(struct dmt_file *f, struct dmt_luks2 **out,
 		   struct dmt_reason *r);
 void dmt_luks2_free(struct dmt_luks2 *h);
 
@@ -198,6 +211,7 @@ struct dmt_luks2_keyslot_info {
 	const char *af_hash;
 	uint64_t area_offset, area_size;
 	int digest;			/* the digest that lists it, or -1 */
+	uint64_t reserved[8];
 };
 /* -ENOENT for a slot that is not there, -EINVAL for one we cannot read. */
 int dmt_luks2_keyslot_info(const struct dmt_luks2 *h, int slot,
@@ -212,15 +226,7 @@ int dmt_luks2_dump(const struct dmt_luks2 *h, char **text);
  * that changes h. */
 const char *dmt_luks2_json(struct dmt_luks2 *h);
 
-/* ---- primitives (also for tests and the tool's benchmark) ---- */
-int dmt_luks2_kdf(const struct dmt_luks2_pbkdf *kdf, const void *pass,
-		  size_t pass_len, const uint8_t *salt, size_t salt_len,
-		  uint8_t *key, size_t key_len, struct dmt_reason *r);
-/* AF split (random stripes from getrandom) and merge, hash diffuser. */
-int dmt_luks2_af_split(const uint8_t *key, size_t key_len, unsigned int stripes,
-		       const char *hash, uint8_t *out);
-int dmt_luks2_af_merge(const uint8_t *in, size_t key_len, unsigned int stripes,
-		       const char *hash, uint8_t *key);
+/* ---- key derivation costs (the tool's benchmark) ---- */
 /*
  * Costs that take about target_ms here (cryptsetup's --iter-time), as
  * cryptsetup 2.6.1 chooses them (lib/crypt/luks2_bench.c has the rules):
@@ -239,7 +245,5 @@ int dmt_luks2_pbkdf_benchmark(struct dmt_luks2_pbkdf *k, unsigned int target_ms,
  * (0: 1 GiB) at most half the RAM, parallel (0: 4) at most 4 and at most
  * the online CPUs.  Nothing for pbkdf2. */
 void dmt_luks2_pbkdf_limit(struct dmt_luks2_pbkdf *k);
-/* AF material size rounded up to 512-byte sectors (what gets encrypted). */
-size_t dmt_luks2_af_sectors_size(size_t key_len, unsigned int stripes);
 
 #endif /* DMT_LUKS2_H */

@@ -15,6 +15,8 @@
  */
 #include <dmt/crypt_auth.h>
 
+#include "lib/crypt/crypt_auth_priv.h"
+
 #include <errno.h>
 #include <string.h>
 

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_auth_priv.h"
+#include "lib/crypt/crypt_priv.h"
 #include <dmt/hash.h>
 #include <dmt/threads.h>
 
@@ -248,8 +250,13 @@ static int own_keys(struct dmt_auth *a, const uint8_t *key,
 	return 0;
 }
 
-int dmt_auth_open(struct dmt_auth **out, const struct dmt_auth_params *p,
-		  struct dmt_reason *r)
+void dmt_auth_params_init(struct dmt_auth_params *p)
+{
+	*p = (struct dmt_auth_params){0};
+}
+
+int dmt_auth_new(const struct dmt_auth_params *p, struct dmt_auth **out,
+		 struct dmt_reason *r)
 {
 	const struct dmt_auth_spec *s = p->spec;
 	struct dmt_hasher *proto = NULL;
@@ -257,6 +264,9 @@ int dmt_auth_open(struct dmt_auth **out, const struct dmt_auth_params *p,
 	int ret = 0;
 
 	*out = NULL;
+	ret = DMT_CRYPT_CHECK_RESERVED(p, r);
+	if (ret)
+		return ret;
 	if (p->key_size != s->cipher_key_size + s->mac_key_size)
 		return dmt_reason_set(r, -EINVAL, DMT_REASON_AUTH_KEY_SIZE,
 				      "key_size", p->key_size);
@@ -283,7 +293,7 @@ int dmt_auth_open(struct dmt_auth **out, const struct dmt_auth_params *p,
 		ret = worker_init(a, &a->w[i], p, proto);
 	dmt_hasher_free(proto);
 	if (ret) {
-		dmt_auth_close(a);
+		dmt_auth_free(a);
 		return dmt_reason_set(r, ret, DMT_REASON_CRYPT_BACKEND,
 				      "key", 0);
 	}
@@ -291,7 +301,7 @@ int dmt_auth_open(struct dmt_auth **out, const struct dmt_auth_params *p,
 	return 0;
 }
 
-void dmt_auth_close(struct dmt_auth *a)
+void dmt_auth_free(struct dmt_auth *a)
 {
 	if (!a)
 		return;

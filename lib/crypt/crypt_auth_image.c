@@ -18,10 +18,12 @@
 #include <unistd.h>
 
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_priv.h"
 #include <dmt/io.h>
 #include <dmt/luks2.h>
 
 #include "lib/crypt/crypt_auth_priv.h"
+#include "lib/integrity/integrity_priv.h"
 
 #define CHUNK_BYTES (4u << 20)
 #define NSLOTS 3
@@ -45,8 +47,9 @@ struct slot {
 };
 
 struct walk {
-	const struct dmt_auth_image *o;
+	const struct dmt_auth_image_params *o;
 	struct dmt_auth_result *r;
+	struct dmt_reason *rs; /* never NULL */
 	struct dmt_auth *a;
 	size_t chunk_blocks;
 	uint64_t end;			/* 512-byte sectors to walk */
@@ -57,11 +60,11 @@ struct walk {
 	int err;			/* first error, stops everyone */
 };
 
-static int why(struct dmt_auth_result *r, int err, int code,
-	       const char *field, uint64_t value)
+static int why(struct dmt_reason *rs, int err, int code, const char *field,
+	       uint64_t value)
 {
-	if (r->reason.code == DMT_REASON_NONE)
-		dmt_reason_set(&r->reason, err, code, field, value);
+	if (rs->code == DMT_REASON_NONE)
+		dmt_reason_set(rs, err, code, field, value);
 	return err;
 }
 
@@ -70,23 +73,23 @@ static int fail(struct walk *w, int err, int code, const char *field,
 		uint64_t value)
 {
 	pthread_mutex_lock(&w->lock);
-	why(w->r, err, code, field, value);
+	why(w->rs, err, code, field, value);
 	pthread_mutex_unlock(&w->lock);
 	return err;
 }
 
 /* Spec, segment and the layout cryptsetup gives dm-integrity. */
-static int header_layout(const struct dmt_auth_image *o,
+static int header_layout(const struct dmt_auth_image_params *o,
 			 struct dmt_auth_result *r,
-			 struct dmt_integrity_layout *l)
+			 struct dmt_integrity_layout *l, struct dmt_reason *rs)
 {
 	struct dmt_luks2_segment seg;
-	int ret = dmt_luks2_auth_spec(o->h, &r->spec, &r->reason);
+	int ret = dmt_luks2_auth_spec(o->h, &r->spec, rs);
 
 	if (ret)
 		return ret;
 	if (dmt_luks2_get_segment(o->h, &seg))
-		return why(r, -EINVAL, DMT_REASON_AUTH_NO_INTEGRITY,
+		return why(rs, -EINVAL, DMT_REASON_AUTH_NO_INTEGRITY,
 			   "segments", 0);
 	r->data_offset = seg.offset;
 	memset(l, 0, sizeof(*l));
@@ -97,8 +100,9 @@ static int header_layout(const struct dmt_auth_image *o,
 	return 0;
 }
 
-static int open_engine(const struct dmt_auth_image *o,
-		       struct dmt_auth_result *r, struct walk *w)
+static int open_engine(const struct dmt_auth_image_params *o,
+		       struct dmt_auth_result *r, struct walk *w,
+		       struct dmt_reason *rs)
 {
 	size_t vk_len;
 	const uint8_t *vk = dmt_luks2_volume_key(o->h, &vk_len);
@@ -109,9 +113,10 @@ static int open_engine(const struct dmt_auth_image *o,
 	};
 
 	if (!vk)
-		return why(r, -EINVAL, DMT_REASON_MISSING, "volume_key", 0);
+		return why(rs, -EINVAL, DMT_REASON_MISSING, "volume_key", 0);
 	w->o = o;
 	w->r = r;
+	w->rs = rs;
 	w->chunk_blocks = CHUNK_BYTES / ap.sector_size;
 	for (int i = 0; i < NSLOTS; i++) {
 		struct slot *sl = &w->slot[i];
@@ -123,12 +128,12 @@ static int open_engine(const struct dmt_auth_image *o,
 		if (!sl->buf || !sl->tags || !sl->bad)
 			return -ENOMEM;
 	}
-	return dmt_auth_open(&w->a, &ap, &r->reason);
+	return dmt_auth_new(&ap, &w->a, rs);
 }
 
 static void close_walk(struct walk *w)
 {
-	dmt_auth_close(w->a);
+	dmt_auth_free(w->a);
 	for (int i = 0; i < NSLOTS; i++) {
 		if (w->slot[i].buf)
 			dmt_secure_wipe(w->slot[i].buf, CHUNK_BYTES);
@@ -185,7 +190,7 @@ static int load_image(struct walk *w, struct slot *sl)
 /* The cipher work of one chunk (the caller's thread, in chunk order). */
 static int work(struct walk *w, struct slot *sl)
 {
-	const struct dmt_auth_image *o = w->o;
+	const struct dmt_auth_image_params *o = w->o;
 	struct dmt_auth_result *r = w->r;
 	bool dec = w->kind == W_DECRYPT;
 	int nbad;
@@ -209,7 +214,7 @@ static int work(struct walk *w, struct slot *sl)
 /* Format: data + tags into the image; decrypt: plaintext out. */
 static int store(struct walk *w, struct slot *sl)
 {
-	const struct dmt_auth_image *o = w->o;
+	const struct dmt_auth_image_params *o = w->o;
 	const struct dmt_progress *pr = &o->progress;
 	size_t len = sl->n * (w->r->geom.spb << 9);
 	uint64_t done = (sl->s << 9) + len;
@@ -354,7 +359,7 @@ static int walk_run(struct walk *w, uint64_t end)
 int dmt_auth_min_device(const struct dmt_auth_spec *s,
 			unsigned int sector_size, uint64_t data_offset,
 			uint64_t journal_sectors, uint64_t payload_bytes,
-			uint64_t *bytes)
+			uint64_t *bytes, struct dmt_reason *r)
 {
 	struct dmt_integrity_layout l = {
 		.sector_size = sector_size, .tag_size = s->tag_size,
@@ -366,20 +371,21 @@ int dmt_auth_min_device(const struct dmt_auth_spec *s,
 
 	if (sector_size < 512 || sector_size > 4096 ||
 	    (sector_size & (sector_size - 1)))
-		return -EINVAL;
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
+				      "sector_size", sector_size);
 	ret = dmt_integrity_min_device(&l, need ? need : sector_size >> 9,
-				       &dev);
+				       &dev, r);
 	if (!ret)
 		*bytes = data_offset + dev;
 	return ret;
 }
 
-static int format_plan(const struct dmt_auth_image *o,
-		       struct dmt_auth_result *r)
+static int format_plan(const struct dmt_auth_image_params *o,
+		       struct dmt_auth_result *r, struct dmt_reason *rs)
 {
 	struct dmt_integrity_layout l;
 	uint64_t need, dev;
-	int ret = header_layout(o, r, &l);
+	int ret = header_layout(o, r, &l, rs);
 
 	if (!ret && o->payload)
 		ret = dmt_file_size(o->payload, &r->payload_bytes);
@@ -391,9 +397,9 @@ static int format_plan(const struct dmt_auth_image *o,
 	       (l.sector_size >> 9);
 	if (o->device_size_auto) {
 		ret = dmt_integrity_min_device(&l, need ? need : l.sector_size >> 9,
-					       &dev);
+					       &dev, NULL);
 		if (ret)
-			return why(r, ret, DMT_REASON_AUTH_TOO_SMALL,
+			return why(rs, ret, DMT_REASON_AUTH_TOO_SMALL,
 				   "device_size", r->payload_bytes);
 		r->device_bytes = r->data_offset + dev;
 	} else if (o->device_size) {
@@ -401,22 +407,22 @@ static int format_plan(const struct dmt_auth_image *o,
 	}
 	l.dev_sectors = r->device_bytes > r->data_offset ?
 				(r->device_bytes - r->data_offset) >> 9 : 0;
-	ret = l.dev_sectors ? dmt_integrity_geom_format(&l, &r->sb, &r->geom) :
+	ret = l.dev_sectors ? dmt_integrity_geom_format(&l, &r->sb, &r->geom, NULL) :
 			      -ENODATA;
 	if ((!ret && r->geom.provided < need) || ret == -ENODATA) {
-		if (!dmt_integrity_min_device(&l, need ? need : 8, &dev))
+		if (!dmt_integrity_min_device(&l, need ? need : 8, &dev, NULL))
 			r->need_bytes = r->data_offset + dev;
-		dmt_reason_set(&r->reason, -ENOSPC, DMT_REASON_AUTH_TOO_SMALL,
+		dmt_reason_set(rs, -ENOSPC, DMT_REASON_AUTH_TOO_SMALL,
 			       "device_size", r->payload_bytes);
-		r->reason.min = r->need_bytes;
+		rs->min = r->need_bytes;
 		return -ENOSPC;
 	}
 	r->mapped_bytes = r->geom.provided << 9;
 	return ret;
 }
 
-static int write_metadata(const struct dmt_auth_image *o,
-			  struct dmt_auth_result *r)
+static int write_metadata(const struct dmt_auth_image_params *o,
+			  struct dmt_auth_result *r, struct dmt_reason *rs)
 {
 	const struct dmt_integrity_geom *g = &r->geom;
 	size_t sec = (size_t)g->section_sectors << 9;
@@ -425,8 +431,7 @@ static int write_metadata(const struct dmt_auth_image *o,
 
 	if (!buf)
 		return -ENOMEM;
-	ret = dmt_luks2_write(o->h, o->header ? o->header : o->data,
-			      &r->reason);
+	ret = dmt_luks2_write(o->h, o->header ? o->header : o->data, rs);
 	if (!ret) {
 		dmt_integrity_sb_encode(&r->sb, buf);
 		ret = dmt_pwrite_full(o->data, buf, 4096, r->data_offset);
@@ -446,24 +451,29 @@ static int write_metadata(const struct dmt_auth_image *o,
 	return ret;
 }
 
-int dmt_auth_format(const struct dmt_auth_image *o, struct dmt_auth_result *r)
+void dmt_auth_image_params_init(struct dmt_auth_image_params *p)
+{
+	*p = (struct dmt_auth_image_params){0};
+}
+
+static int format_image(const struct dmt_auth_image_params *o,
+			struct dmt_auth_result *r, struct dmt_reason *rs)
 {
 	struct walk w = { .kind = W_FORMAT };
 	uint64_t end;
 	int ret;
 
-	memset(r, 0, sizeof(*r));
-	ret = format_plan(o, r);
+	ret = format_plan(o, r, rs);
 	if (!ret && !dmt_file_is_blockdev(o->data))
 		ret = dmt_file_extend(o->data, r->device_bytes);
 	if (!ret)
-		ret = write_metadata(o, r);
+		ret = write_metadata(o, r, rs);
 	/* the bulk goes around the page cache where the file allows: no
 	 * writeback left for the final sync (the metadata above is cached) */
 	if (!ret)
 		ret = dmt_file_enable_direct(o->data);
 	if (!ret)
-		ret = open_engine(o, r, &w);
+		ret = open_engine(o, r, &w, rs);
 	if (!ret) {
 		/* whole blocks up to the payload's end, or all with wipe */
 		uint64_t bs = (uint64_t)r->geom.spb << 9;
@@ -477,8 +487,8 @@ int dmt_auth_format(const struct dmt_auth_image *o, struct dmt_auth_result *r)
 
 /* ---- check / decrypt ---- */
 
-static int load_geometry(const struct dmt_auth_image *o,
-			 struct dmt_auth_result *r)
+static int load_geometry(const struct dmt_auth_image_params *o,
+			 struct dmt_auth_result *r, struct dmt_reason *rs)
 {
 	struct dmt_integrity_layout l;
 	uint8_t sector0[512];
@@ -486,50 +496,79 @@ static int load_geometry(const struct dmt_auth_image *o,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	ret = header_layout(o, r, &l);
+	ret = header_layout(o, r, &l, rs);
 	if (!ret)
 		ret = dmt_file_size(o->data, &r->device_bytes);
 	if (!ret)
 		ret = dmt_pread_full(o->data, sector0, 512, r->data_offset);
 	if (ret)
-		return why(r, ret, DMT_REASON_IO, "data", (uint64_t)-ret);
-	ret = dmt_integrity_sb_decode(sector0, &r->sb, &r->reason);
+		return why(rs, ret, DMT_REASON_IO, "data", (uint64_t)-ret);
+	ret = dmt_integrity_sb_decode(sector0, &r->sb, rs);
 	if (ret)
 		return ret;
 	if (r->sb.tag_size != r->spec.tag_size ||
 	    (512u << r->sb.log2_sectors_per_block) != l.sector_size)
-		return why(r, -EINVAL, DMT_REASON_AUTH_SB, "sb.tag_size",
+		return why(rs, -EINVAL, DMT_REASON_AUTH_SB, "sb.tag_size",
 			   r->sb.tag_size);
 	sectors = (r->device_bytes - r->data_offset) >> 9;
 	ret = dmt_integrity_geom_from_sb(&r->sb, false, sectors, sectors, 0,
-					 &r->geom, &r->reason);
+					 &r->geom, rs);
 	r->mapped_bytes = r->geom.provided << 9;
 	return ret;
 }
 
-static int verify_image(const struct dmt_auth_image *o,
-			struct dmt_auth_result *r, bool dec)
+static int verify_image(const struct dmt_auth_image_params *o,
+			struct dmt_auth_result *r, bool dec,
+			struct dmt_reason *rs)
 {
 	struct walk w = { .kind = dec ? W_DECRYPT : W_CHECK };
-	int ret = load_geometry(o, r);
+	int ret = load_geometry(o, r, rs);
 
 	if (!ret) /* newer sectors in the journal: stale data area */
-		ret = dmt_auth_journal_check(o->data, r);
+		ret = dmt_auth_journal_check(o->data, r, rs);
 	if (!ret)
-		ret = open_engine(o, r, &w);
+		ret = open_engine(o, r, &w, rs);
 	if (!ret)
 		ret = walk_run(&w, r->geom.provided);
 	close_walk(&w);
 	return ret ? ret : r->bad ? -EBADMSG : 0;
 }
 
-int dmt_auth_check(const struct dmt_auth_image *o, struct dmt_auth_result *r)
+enum { RUN_FORMAT, RUN_CHECK, RUN_DECRYPT };
+
+/* The public entry points: the reserved words, a zeroed result, a reason
+ * the pipeline may always write (copied out to r at the end). */
+static int run(const struct dmt_auth_image_params *o,
+	       struct dmt_auth_result *res, int what, struct dmt_reason *r)
 {
-	return verify_image(o, r, false);
+	struct dmt_reason rs = {0};
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	ret = DMT_CRYPT_CHECK_RESERVED(o, &rs);
+	if (!ret && what == RUN_FORMAT)
+		ret = format_image(o, res, &rs);
+	else if (!ret)
+		ret = verify_image(o, res, what == RUN_DECRYPT, &rs);
+	if (r)
+		*r = rs;
+	return ret;
 }
 
-int dmt_auth_decrypt_image(const struct dmt_auth_image *o,
-			   struct dmt_auth_result *r)
+int dmt_auth_format(const struct dmt_auth_image_params *o,
+		    struct dmt_auth_result *res, struct dmt_reason *r)
 {
-	return verify_image(o, r, true);
+	return run(o, res, RUN_FORMAT, r);
+}
+
+int dmt_auth_check(const struct dmt_auth_image_params *o,
+		   struct dmt_auth_result *res, struct dmt_reason *r)
+{
+	return run(o, res, RUN_CHECK, r);
+}
+
+int dmt_auth_decrypt_image(const struct dmt_auth_image_params *o,
+			   struct dmt_auth_result *res, struct dmt_reason *r)
+{
+	return run(o, res, RUN_DECRYPT, r);
 }

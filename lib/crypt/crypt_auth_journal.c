@@ -20,11 +20,13 @@
 #include <dmt/reason.h>
 
 #include "lib/crypt/crypt_auth_priv.h"
+#include "lib/integrity/integrity_priv.h"
 
 /* Sections read per pread. */
 #define JOURNAL_BATCH_BYTES (4u << 20)
 
-int dmt_auth_journal_check(struct dmt_file *data, struct dmt_auth_result *r)
+int dmt_auth_journal_check(struct dmt_file *data, struct dmt_auth_result *r,
+			   struct dmt_reason *rs)
 {
 	const struct dmt_integrity_geom *g = &r->geom;
 	struct dmt_integrity_journal_report rep = { 0 };
@@ -50,8 +52,8 @@ int dmt_auth_journal_check(struct dmt_file *data, struct dmt_auth_result *r)
 						    per;
 		err = dmt_pread_full(data, buf, (size_t)k * sec_bytes, off);
 		if (err) {
-			dmt_reason_set(&r->reason, err, DMT_REASON_IO,
-				       "journal", (uint64_t)-err);
+			dmt_reason_set(rs, err, DMT_REASON_IO, "journal",
+				       (uint64_t)-err);
 			break;
 		}
 		for (uint32_t j = 0; !err && j < k; j++)
@@ -61,16 +63,14 @@ int dmt_auth_journal_check(struct dmt_file *data, struct dmt_auth_result *r)
 	}
 	if (!err && rep.bad_commit_ids) {
 		err = -EUCLEAN;
-		dmt_reason_set(&r->reason, err,
-			       DMT_REASON_INTEGRITY_JOURNAL_COMMIT_IDS,
+		dmt_reason_set(rs, err, DMT_REASON_INTEGRITY_JOURNAL_COMMIT_IDS,
 			       "journal", rep.first_bad_section);
-		r->reason.min = rep.first_bad_sector;
+		rs->min = rep.first_bad_sector;
 	} else if (!err && rep.used_entries) {
 		err = -EUCLEAN;
-		dmt_reason_set(&r->reason, err,
-			       DMT_REASON_INTEGRITY_JOURNAL_NOT_EMPTY,
+		dmt_reason_set(rs, err, DMT_REASON_INTEGRITY_JOURNAL_NOT_EMPTY,
 			       "journal", rep.first_used_section);
-		r->reason.min = rep.first_used_entry;
+		rs->min = rep.first_used_entry;
 	}
 	free(buf);
 	return err;

@@ -8,6 +8,7 @@
  * ESSIV IVs are made a batch at a time with one ECB call.
  */
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_priv.h"
 
 #include <errno.h>
 #include <openssl/evp.h>
@@ -193,13 +194,21 @@ static int own_aes(struct dmt_crypt *c, const struct dmt_crypt_params *p)
 	return 0;
 }
 
-int dmt_crypt_open(struct dmt_crypt **out, const struct dmt_crypt_params *p,
-		   struct dmt_reason *r)
+void dmt_crypt_params_init(struct dmt_crypt_params *p)
+{
+	*p = (struct dmt_crypt_params){0};
+}
+
+int dmt_crypt_new(const struct dmt_crypt_params *p, struct dmt_crypt **out,
+		  struct dmt_reason *r)
 {
 	struct dmt_crypt *c = NULL;
 	int ret;
 
 	*out = NULL;
+	ret = DMT_CRYPT_CHECK_RESERVED(p, r);
+	if (ret)
+		return ret;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -227,13 +236,13 @@ int dmt_crypt_open(struct dmt_crypt **out, const struct dmt_crypt_params *p,
 		dmt_reason_set(r, ret, DMT_REASON_CRYPT_BACKEND, "key", 0);
 out:
 	if (ret)
-		dmt_crypt_close(c);
+		dmt_crypt_free(c);
 	else
 		*out = c;
 	return ret;
 }
 
-void dmt_crypt_close(struct dmt_crypt *c)
+void dmt_crypt_free(struct dmt_crypt *c)
 {
 	if (!c)
 		return;

@@ -7,6 +7,7 @@
  * Also which hash names work here (the list messages show).
  */
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_priv.h"
 
 #include <errno.h>
 #include <openssl/evp.h>

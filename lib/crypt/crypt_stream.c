@@ -14,6 +14,7 @@
  * cancellation are the walk's.
  */
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_priv.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,7 +39,7 @@ enum { BUF_EMPTY, BUF_READ, BUF_CRYPTED };
 
 struct stream {
 	struct dmt_crypt *c;
-	const struct dmt_crypt_stream *s;
+	const struct dmt_crypt_stream_params *s;
 	size_t chunk;			/* bytes, a multiple of sector_size */
 	uint64_t nchunks, padded;	/* padded: bytes rounded to sectors */
 	bool sparse;			/* the input may have holes */
@@ -91,7 +92,7 @@ static void set_state(struct stream *st, int b, int state, int err)
 static int read_span(struct stream *st, uint8_t *buf, uint64_t pos,
 		     uint64_t end)
 {
-	const struct dmt_crypt_stream *s = st->s;
+	const struct dmt_crypt_stream_params *s = st->s;
 	uint64_t in_end = s->in_offset + s->bytes, base = pos, upto;
 	int err = 0;
 
@@ -124,7 +125,7 @@ static int read_span(struct stream *st, uint8_t *buf, uint64_t pos,
 static int read_chunk(struct stream *st, uint8_t *buf, uint64_t off,
 		      uint64_t have)
 {
-	const struct dmt_crypt_stream *s = st->s;
+	const struct dmt_crypt_stream_params *s = st->s;
 	uint64_t pos = s->in_offset + off;
 
 	if (!st->sparse)
@@ -135,7 +136,7 @@ static int read_chunk(struct stream *st, uint8_t *buf, uint64_t off,
 static void *reader(void *arg)
 {
 	struct stream *st = arg;
-	const struct dmt_crypt_stream *s = st->s;
+	const struct dmt_crypt_stream_params *s = st->s;
 
 	for (uint64_t i = 0; i < st->nchunks; i++) {
 		int b = (int)(i % STREAM_BUFS), err;
@@ -157,7 +158,7 @@ static void *reader(void *arg)
 static void *writer(void *arg)
 {
 	struct stream *st = arg;
-	const struct dmt_crypt_stream *s = st->s;
+	const struct dmt_crypt_stream_params *s = st->s;
 
 	for (uint64_t i = 0; i < st->nchunks; i++) {
 		int b = (int)(i % STREAM_BUFS), err;
@@ -178,7 +179,7 @@ static void *writer(void *arg)
 
 static int crypt_chunks(struct stream *st)
 {
-	const struct dmt_crypt_stream *s = st->s;
+	const struct dmt_crypt_stream_params *s = st->s;
 	unsigned int ss = dmt_crypt_sector_size(st->c);
 
 	for (uint64_t i = 0; i < st->nchunks; i++) {
@@ -206,7 +207,7 @@ static int crypt_chunks(struct stream *st)
  */
 static int check_input(struct stream *st)
 {
-	const struct dmt_crypt_stream *s = st->s;
+	const struct dmt_crypt_stream_params *s = st->s;
 	struct stat sb;
 
 	if (dmt_file_is_blockdev(s->in) || fstat(s->in->fd, &sb) < 0 ||
@@ -234,13 +235,23 @@ static int stream_setup(struct stream *st)
 	return check_input(st);
 }
 
-int dmt_crypt_stream_run(struct dmt_crypt *c, const struct dmt_crypt_stream *s)
+void dmt_crypt_stream_params_init(struct dmt_crypt_stream_params *p)
+{
+	*p = (struct dmt_crypt_stream_params){0};
+}
+
+int dmt_crypt_stream_run(struct dmt_crypt *c,
+			 const struct dmt_crypt_stream_params *s,
+			 struct dmt_reason *r)
 {
 	struct stream st = { .c = c, .s = s };
 	pthread_t rt, wt;
 	bool have_r = false, have_w = false;
 	int ret;
 
+	ret = DMT_CRYPT_CHECK_RESERVED(s, r);
+	if (ret)
+		return ret;
 	pthread_mutex_init(&st.lock, NULL);
 	pthread_cond_init(&st.cond, NULL);
 	ret = stream_setup(&st);

@@ -16,6 +16,7 @@
 #include <uuid/uuid.h>
 
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_priv.h"
 #include <dmt/io.h>
 #include <dmt/reason.h>
 
@@ -189,7 +190,12 @@ static int create_key(struct dmt_luks2 *h, struct dmt_luks2_params *p,
 	return ret ? ret : h->jobj ? 0 : -ENOMEM;
 }
 
-int dmt_luks2_create(struct dmt_luks2 **out, const struct dmt_luks2_params *in,
+void dmt_luks2_params_init(struct dmt_luks2_params *p)
+{
+	*p = (struct dmt_luks2_params){0};
+}
+
+int dmt_luks2_create(const struct dmt_luks2_params *in, struct dmt_luks2 **out,
 		     struct dmt_reason *r)
 {
 	struct dmt_luks2_params p = *in;
@@ -198,6 +204,9 @@ int dmt_luks2_create(struct dmt_luks2 **out, const struct dmt_luks2_params *in,
 	int ret;
 
 	*out = NULL;
+	ret = DMT_CRYPT_CHECK_RESERVED(in, r);
+	if (ret)
+		return ret;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -429,7 +438,7 @@ static int check_version(struct dmt_file *f, struct dmt_reason *r)
 	return v == 1 ? -EMEDIUMTYPE : -EINVAL;
 }
 
-int dmt_luks2_load(struct dmt_luks2 **out, struct dmt_file *f,
+int dmt_luks2_load(struct dmt_file *f, struct dmt_luks2 **out,
 		   struct dmt_reason *r)
 {
 	struct copy c1 = { 0 }, c2 = { 0 };

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_priv.h"
 #include <dmt/reason.h>
 
 #include "lib/crypt/luks2_priv.h"

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_auth_priv.h"
+#include "lib/crypt/crypt_priv.h"
 #include <dmt/luks2.h>
 
 #include "lib/crypt/luks2_priv.h"
@@ -67,9 +69,9 @@ static void set_segment(struct dmt_luks2 *h, const struct dmt_auth_spec *s)
 	json_object_object_add(seg, "integrity", in);
 }
 
-int dmt_luks2_create_auth(struct dmt_luks2 **out,
-			  const struct dmt_luks2_params *p,
-			  const struct dmt_auth_spec *s, struct dmt_reason *r)
+int dmt_luks2_create_auth(const struct dmt_luks2_params *p,
+			  const struct dmt_auth_spec *s, struct dmt_luks2 **out,
+			  struct dmt_reason *r)
 {
 	struct dmt_luks2_params q = *p;
 	size_t vk_len = s->cipher_key_size + s->mac_key_size;
@@ -79,7 +81,7 @@ int dmt_luks2_create_auth(struct dmt_luks2 **out,
 	q.cipher = "aes-xts-plain64";
 	q.volume_key_size = 64;
 	q.volume_key = NULL;
-	ret = dmt_luks2_create(&h, &q, r);
+	ret = dmt_luks2_create(&q, &h, r);
 	if (ret)
 		return ret;
 	dmt_secure_free(h->vk);

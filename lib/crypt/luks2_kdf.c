@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_priv.h"
 #include <dmt/reason.h>
 
 #include "lib/crypt/luks2_priv.h"
@@ -182,12 +183,12 @@ int luks2_area_crypt(const char *cipher, const uint8_t *key, size_t key_len,
 				      .key_size = key_len, .sector_size = 512,
 				      .threads = 1 };
 	struct dmt_crypt *c;
-	int ret = dmt_crypt_open(&c, &p, r);
+	int ret = dmt_crypt_new(&p, &c, r);
 
 	if (ret)
 		return ret;
 	ret = enc ? dmt_crypt_encrypt(c, 0, len / 512, buf, buf) :
 		    dmt_crypt_decrypt(c, 0, len / 512, buf, buf);
-	dmt_crypt_close(c);
+	dmt_crypt_free(c);
 	return ret;
 }

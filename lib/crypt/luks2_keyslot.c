@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_priv.h"
 #include <dmt/io.h>
 #include <dmt/reason.h>
 
@@ -210,6 +211,16 @@ static void digest_link(struct dmt_luks2 *h, int slot)
 		json_object_array_add(a, json_object_new_string(key));
 }
 
+void dmt_luks2_pbkdf_init(struct dmt_luks2_pbkdf *k)
+{
+	*k = (struct dmt_luks2_pbkdf){0};
+}
+
+void dmt_luks2_keyslot_params_init(struct dmt_luks2_keyslot_params *kp)
+{
+	*kp = (struct dmt_luks2_keyslot_params){.keyslot = -1};
+}
+
 int dmt_luks2_add_keyslot(struct dmt_luks2 *h,
 			  const struct dmt_luks2_keyslot_params *in,
 			  const void *pass, size_t pass_len,
@@ -224,6 +235,11 @@ int dmt_luks2_add_keyslot(struct dmt_luks2 *h,
 	char key[12];
 	int ret;
 
+	ret = DMT_CRYPT_CHECK_RESERVED(in, r);
+	if (!ret)
+		ret = DMT_CRYPT_CHECK_RESERVED(&in->pbkdf, r);
+	if (ret)
+		return ret;
 	if (!h->vk)
 		return dmt_reason_set(r, -EINVAL, DMT_REASON_MISSING,
 				      "volume_key", 0);

@@ -8,6 +8,8 @@
 
 #include <dmt/luks2.h>
 
+#include "lib/crypt/crypt_priv.h"
+
 #define LUKS2_MAGIC_1ST "LUKS\xba\xbe"
 #define LUKS2_MAGIC_2ND "SKUL\xba\xbe"
 #define LUKS2_MAGIC_LEN 6
@@ -107,5 +109,17 @@ struct luks2_argon2_timer {
 int luks2_argon2_search(const struct luks2_argon2_timer *tm, uint32_t max_m,
 			uint32_t parallel, uint32_t target_ms, uint32_t *t_out,
 			uint32_t *m_out);
+
+/* ---- primitives (the keyslots, the unit tests) ---- */
+int dmt_luks2_kdf(const struct dmt_luks2_pbkdf *kdf, const void *pass,
+		  size_t pass_len, const uint8_t *salt, size_t salt_len,
+		  uint8_t *key, size_t key_len, struct dmt_reason *r);
+/* AF split (random stripes from getrandom) and merge, hash diffuser. */
+int dmt_luks2_af_split(const uint8_t *key, size_t key_len, unsigned int stripes,
+		       const char *hash, uint8_t *out);
+int dmt_luks2_af_merge(const uint8_t *in, size_t key_len, unsigned int stripes,
+		       const char *hash, uint8_t *key);
+/* AF material size rounded up to 512-byte sectors (what gets encrypted). */
+size_t dmt_luks2_af_sectors_size(size_t key_len, unsigned int stripes);
 
 #endif /* DMT_LIB_CRYPT_LUKS2_PRIV_H */

@@ -6,6 +6,7 @@
  * core dumps, and wiped before they are unmapped.
  */
 #include <dmt/crypt.h>
+#include "lib/crypt/crypt_priv.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>

@@ -63,11 +63,31 @@ static uint32_t resolved_bs(const struct dmt_fsverity_params *p)
 	return p->block_size ? p->block_size : DMT_FSVERITY_DEFAULT_BLOCK_SIZE;
 }
 
+void dmt_fsverity_params_init(struct dmt_fsverity_params *p)
+{
+	*p = (struct dmt_fsverity_params){ .version = 1 };
+}
+
+int fv_check_reserved(const uint64_t *reserved, size_t n,
+		      struct dmt_reason *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (reserved[i])
+			return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
+					      "reserved", i);
+	}
+	return 0;
+}
+
 int dmt_fsverity_check_params(const struct dmt_fsverity_params *p,
 			      struct dmt_reason *r)
 {
 	uint32_t alg = resolved_alg(p), bs = resolved_bs(p);
 	size_t ds = dmt_fsverity_digest_size(alg);
+	int rerr = FV_CHECK_RESERVED(p, r);
+
+	if (rerr)
+		return rerr;
 	int err;
 
 	if (p->version != 1)

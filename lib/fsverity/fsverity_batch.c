@@ -179,14 +179,29 @@ static int alloc_bworkers(struct dmt_fsverity_batch *b)
 	return 0;
 }
 
+void dmt_fsverity_batch_params_init(struct dmt_fsverity_batch_params *p)
+{
+	*p = (struct dmt_fsverity_batch_params){ 0 };
+	dmt_fsverity_params_init(&p->tree);
+}
+
+void dmt_fsverity_file_init(struct dmt_fsverity_file *f)
+{
+	*f = (struct dmt_fsverity_file){ .fd = -1, .size = UINT64_MAX };
+}
+
 int dmt_fsverity_batch_new(const struct dmt_fsverity_batch_params *p,
 			   struct dmt_fsverity_batch **out,
 			   struct dmt_reason *r)
 {
-	struct dmt_fsverity_batch *b = calloc(1, sizeof(*b));
+	struct dmt_fsverity_batch *b;
 	int err;
 
 	*out = NULL;
+	err = FV_CHECK_RESERVED(p, r);
+	if (err)
+		return err;
+	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	err = fv_engine_init(&b->e, &p->tree, r);
@@ -730,6 +745,9 @@ static int chunk_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 
 /* ---- results (on the calling thread) ---- */
 
+/* done's r for a file with a digest */
+static const struct dmt_reason no_reason;
+
 static int report(struct dmt_fsverity_batch *b, struct item *it)
 {
 	const struct dmt_fsverity_metadata_callbacks *cb =
@@ -748,14 +766,14 @@ static int report(struct dmt_fsverity_batch *b, struct item *it)
 		it->err = cb->descriptor(cb->ctx, desc, sizeof(desc));
 	}
 	res.err = it->err;
-	if (it->err) {
-		res.reason = it->reason;
-	} else {
+	if (!it->err) {
 		fv_digest_init(&b->e, &res.digest);
 		memcpy(res.digest.digest, it->digest, b->e.ds);
 	}
 out:
-	b->stopped = b->done ? b->done(b->done_ctx, &res) : 0;
+	b->stopped = b->done ? b->done(b->done_ctx, &res,
+				       it->err ? &it->reason : &no_reason) :
+			       0;
 	return b->stopped;
 }
 
@@ -925,15 +943,19 @@ static int run_window(struct dmt_fsverity_batch *b)
 }
 
 int dmt_fsverity_batch_add(struct dmt_fsverity_batch *b,
-			   const struct dmt_fsverity_file *f)
+			   const struct dmt_fsverity_file *f,
+			   struct dmt_reason *r)
 {
 	struct item *it;
 	int err;
 
 	if (b->stopped)
 		return b->stopped;
+	err = FV_CHECK_RESERVED(f, r);
+	if (err)
+		return err;
 	if (f->fd < 0 && !f->path && !f->read_fn)
-		return -EINVAL;
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_MISSING, "fd", 0);
 	if (b->nitems == QUEUE_FILES) {
 		err = run_window(b);
 		if (err)

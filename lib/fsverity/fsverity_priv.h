@@ -96,4 +96,17 @@ int fv_pread(int fd, void *buf, size_t len, uint64_t off);
 int fv_size_changed(const struct fv_source *src, uint64_t size,
 		    struct dmt_reason *r);
 
+/* Merkle tree bytes for a file of size bytes (0 for one block or less);
+ * 0 or -EINVAL for bad params. */
+int dmt_fsverity_tree_size(const struct dmt_fsverity_params *p, uint64_t size,
+			   uint64_t *tree_size);
+
+/* -EINVAL with DMT_REASON_BAD_VALUE "reserved" (value: the index) for a
+ * nonzero reserved word. */
+int fv_check_reserved(const uint64_t *reserved, size_t n,
+		      struct dmt_reason *r);
+#define FV_CHECK_RESERVED(p, r)                                           \
+	fv_check_reserved((p)->reserved,                                  \
+			  sizeof((p)->reserved) / sizeof(uint64_t), (r))
+
 #endif /* DMT_FSVERITY_PRIV_H */

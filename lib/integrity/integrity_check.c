@@ -40,7 +40,7 @@ int dmt_integrity_read_sb(struct dmt_file *f, struct dmt_integrity_sb *sb,
  * reason when it does not match, 0 when it does or there is none; sets
  * r->sb_mac_checked when it was compared.
  */
-static int check_sb_mac(const struct dmt_integrity_opts *o,
+static int check_sb_mac(const struct dmt_integrity_params *o,
 			const struct dmt_integrity_sb *sb,
 			struct dmt_integrity_result *r)
 {
@@ -65,16 +65,16 @@ static int check_sb_mac(const struct dmt_integrity_opts *o,
 
 /* Superblock and geometry of an existing device, checked as the kernel
  * checks them; fills r->sb, r->geom and the sizes. */
-static int open_existing(const struct dmt_integrity_opts *o,
+static int open_existing(const struct dmt_integrity_params *o,
 			 struct dmt_integrity_result *r)
 {
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	err = dmt_integrity_opts_check(o, &r->reason);
+	err = dmt_integrity_params_check(o, DMT_INTEGRITY_REASON(r));
 	if (!err)
 		err = dmt_integrity_read_sb(o->meta, &r->sb, &r->device_bytes,
-					    &r->reason);
+					    DMT_INTEGRITY_REASON(r));
 	if (!err && o->data) {
 		err = dmt_file_size(o->data, &r->data_device_bytes);
 		dmt_integrity_why(r, err, DMT_REASON_INTEGRITY_IO_SIZE, o->data,
@@ -82,13 +82,12 @@ static int open_existing(const struct dmt_integrity_opts *o,
 	}
 	if (err)
 		return err;
-	err = dmt_integrity_geom_from_sb(&r->sb, o->data != NULL,
-					 r->device_bytes >> 9,
-					 r->data_device_bytes >> 9,
-					 o->buffer_sectors, &r->geom,
-					 &r->reason);
+	err = dmt_integrity_geom_from_sb(
+		&r->sb, o->data != NULL, r->device_bytes >> 9,
+		r->data_device_bytes >> 9, o->buffer_sectors, &r->geom,
+		DMT_INTEGRITY_REASON(r));
 	if (err) {
-		r->reason.path = dmt_file_path(o->meta);
+		DMT_INTEGRITY_REASON(r)->path = dmt_file_path(o->meta);
 		return err;
 	}
 	if (!!(r->sb.flags & DMT_INTEGRITY_SB_HAVE_JOURNAL_MAC) !=
@@ -102,7 +101,7 @@ static int open_existing(const struct dmt_integrity_opts *o,
 
 /* The journal: -EUCLEAN when not empty, verdict -EBADMSG for bad commit
  * ids or section MACs. */
-static int check_journal(const struct dmt_integrity_opts *o,
+static int check_journal(const struct dmt_integrity_params *o,
 			 struct dmt_integrity_result *r, int *verdict)
 {
 	struct dmt_integrity_jcrypt *jc = NULL;
@@ -139,7 +138,7 @@ static int check_journal(const struct dmt_integrity_opts *o,
 }
 
 /* A walk of kind over blocks [first, end). */
-static int tags_walk(const struct dmt_integrity_opts *o, enum op_kind kind,
+static int tags_walk(const struct dmt_integrity_params *o, enum op_kind kind,
 		     uint64_t first, uint64_t end, struct op *op,
 		     struct dmt_integrity_result *r)
 {
@@ -161,8 +160,8 @@ static int tags_walk(const struct dmt_integrity_opts *o, enum op_kind kind,
 	return err;
 }
 
-int dmt_integrity_check(const struct dmt_integrity_opts *o,
-			struct dmt_integrity_result *r)
+int dmt_integrity_run_check(const struct dmt_integrity_params *o,
+			    struct dmt_integrity_result *r)
 {
 	const struct dmt_integrity_geom *g = &r->geom;
 	uint64_t end;
@@ -201,14 +200,14 @@ int dmt_integrity_check(const struct dmt_integrity_opts *o,
 		dmt_integrity_why(r, -EBADMSG,
 				  DMT_REASON_INTEGRITY_TAG_MISMATCH, o->meta,
 				  NULL, r->mismatches);
-		r->reason.max = r->blocks;
+		DMT_INTEGRITY_REASON(r)->max = r->blocks;
 		verdict = -EBADMSG;
 	}
 	return verdict;
 }
 
 /* Where recalculation starts: recalc_sector unless reset, whole blocks. */
-static uint64_t recalc_start(const struct dmt_integrity_opts *o,
+static uint64_t recalc_start(const struct dmt_integrity_params *o,
 			     const struct dmt_integrity_result *r)
 {
 	uint64_t start = 0;
@@ -223,7 +222,7 @@ static uint64_t recalc_start(const struct dmt_integrity_opts *o,
 }
 
 /* Writes sb (and syncs); a failure is the reason unless quiet. */
-static int write_sb_synced(const struct dmt_integrity_opts *o,
+static int write_sb_synced(const struct dmt_integrity_params *o,
 			   struct dmt_integrity_sb *sb, bool sync, bool quiet,
 			   struct dmt_integrity_result *r)
 {
@@ -238,8 +237,8 @@ static int write_sb_synced(const struct dmt_integrity_opts *o,
 					 o->meta, NULL, -err);
 }
 
-int dmt_integrity_recalculate(const struct dmt_integrity_opts *o,
-			      struct dmt_integrity_result *r)
+int dmt_integrity_run_recalculate(const struct dmt_integrity_params *o,
+				  struct dmt_integrity_result *r)
 {
 	struct dmt_integrity_sb tmp;
 	uint64_t start, end;

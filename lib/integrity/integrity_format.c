@@ -11,7 +11,7 @@
 #include <sys/random.h>
 
 /* The payload's and the data device's sizes; need = sectors to provide. */
-static int source_sizes(const struct dmt_integrity_opts *o,
+static int source_sizes(const struct dmt_integrity_params *o,
 			struct dmt_integrity_layout *l, uint64_t *need,
 			struct dmt_integrity_result *r)
 {
@@ -41,7 +41,7 @@ static int source_sizes(const struct dmt_integrity_opts *o,
 }
 
 /* The layout of the options, before the device size is known. */
-static int plan_layout(const struct dmt_integrity_opts *o,
+static int plan_layout(const struct dmt_integrity_params *o,
 		       struct dmt_integrity_layout *l,
 		       struct dmt_integrity_result *r)
 {
@@ -64,7 +64,7 @@ static int plan_layout(const struct dmt_integrity_opts *o,
 	if (l->meta_dev && o->payload) {
 		dmt_integrity_why(r, -EINVAL, DMT_REASON_CONFLICT, NULL,
 				  "data_from", 0);
-		r->reason.field2 = "data_device";
+		DMT_INTEGRITY_REASON(r)->field2 = "data_device";
 		return -EINVAL;
 	}
 	return 0;
@@ -72,7 +72,7 @@ static int plan_layout(const struct dmt_integrity_opts *o,
 
 /* The size meta gets: as is, device_size, or the smallest that holds the
  * payload (device_size_auto). */
-static int plan_device_size(const struct dmt_integrity_opts *o,
+static int plan_device_size(const struct dmt_integrity_params *o,
 			    struct dmt_integrity_layout *l, uint64_t need,
 			    struct dmt_integrity_result *r)
 {
@@ -82,11 +82,11 @@ static int plan_device_size(const struct dmt_integrity_opts *o,
 	if (o->device_size_auto && !o->payload && !l->meta_dev) {
 		dmt_integrity_why(r, -EINVAL, DMT_REASON_MISSING, NULL,
 				  "data_from", 0);
-		r->reason.field2 = "device_size";
+		DMT_INTEGRITY_REASON(r)->field2 = "device_size";
 		return -EINVAL;
 	}
 	if (o->device_size_auto) {
-		err = dmt_integrity_min_device(l, need, &target);
+		err = dmt_integrity_min_device(l, need, &target, NULL);
 		if (err)
 			return dmt_integrity_why(
 				r, err, DMT_REASON_INTEGRITY_NO_DEVICE_SIZE,
@@ -102,7 +102,7 @@ static int plan_device_size(const struct dmt_integrity_opts *o,
 	if (target && size > target) {
 		dmt_integrity_why(r, -EINVAL, DMT_REASON_INTEGRITY_WONT_SHRINK,
 				  o->meta, "device_size", size);
-		r->reason.max = target;
+		DMT_INTEGRITY_REASON(r)->max = target;
 		return -EINVAL;
 	}
 	r->device_bytes = size > target ? size : target;
@@ -134,21 +134,21 @@ static int legacy_padding_ok(const struct dmt_integrity_layout *l,
 	return 0;
 }
 
-static int plan_geometry(const struct dmt_integrity_opts *o,
+static int plan_geometry(const struct dmt_integrity_params *o,
 			 const struct dmt_integrity_layout *l, uint64_t need,
 			 struct dmt_integrity_result *r)
 {
-	int err = dmt_integrity_geom_format(l, &r->sb, &r->geom);
+	int err = dmt_integrity_geom_format(l, &r->sb, &r->geom, NULL);
 
 	if (err == -ENODATA || (!err && need > r->geom.provided)) {
 		err = -ENODATA;
 		if (dmt_integrity_min_device(l, need ? need : 8,
-					     &r->need_bytes))
+					     &r->need_bytes, NULL))
 			r->need_bytes = 0;
 		dmt_integrity_why(r, err, DMT_REASON_DEVICE_TOO_SMALL, o->meta,
 				  o->payload && r->need_bytes ? "data_from" : NULL,
 				  r->device_bytes);
-		r->reason.min = r->need_bytes;
+		DMT_INTEGRITY_REASON(r)->min = r->need_bytes;
 		return err;
 	}
 	if (err)
@@ -158,7 +158,7 @@ static int plan_geometry(const struct dmt_integrity_opts *o,
 	return legacy_padding_ok(l, &r->sb, &r->geom, r);
 }
 
-static int plan_salt(const struct dmt_integrity_opts *o,
+static int plan_salt(const struct dmt_integrity_params *o,
 		     struct dmt_integrity_sb *sb)
 {
 	if (!(sb->flags & DMT_INTEGRITY_SB_FIXED_HMAC))
@@ -173,7 +173,7 @@ static int plan_salt(const struct dmt_integrity_opts *o,
 
 /* The tag algorithm and the journal cipher can be set up (so that the
  * write does not fail on them after a front end asked to go on). */
-static int plan_algorithms(const struct dmt_integrity_opts *o,
+static int plan_algorithms(const struct dmt_integrity_params *o,
 			   struct dmt_integrity_result *r)
 {
 	struct dmt_integrity_tagger *tagger = NULL;
@@ -187,8 +187,8 @@ static int plan_algorithms(const struct dmt_integrity_opts *o,
 	return err;
 }
 
-int dmt_integrity_format_plan(const struct dmt_integrity_opts *o,
-			      struct dmt_integrity_result *r)
+int dmt_integrity_run_plan(const struct dmt_integrity_params *o,
+			   struct dmt_integrity_result *r)
 {
 	struct dmt_integrity_layout l;
 	uint64_t need;
@@ -196,7 +196,7 @@ int dmt_integrity_format_plan(const struct dmt_integrity_opts *o,
 
 	memset(r, 0, sizeof(*r));
 	r->created = o->created;
-	err = dmt_integrity_opts_check(o, &r->reason);
+	err = dmt_integrity_params_check(o, DMT_INTEGRITY_REASON(r));
 	if (!err)
 		err = plan_layout(o, &l, r);
 	if (!err)
@@ -214,7 +214,7 @@ int dmt_integrity_format_plan(const struct dmt_integrity_opts *o,
 
 /* Sets up the walk that writes data (format in place / payload) and
  * tags. */
-static void format_op(const struct dmt_integrity_opts *o, struct op *op,
+static void format_op(const struct dmt_integrity_params *o, struct op *op,
 		      struct dmt_integrity_geom *g,
 		      struct dmt_integrity_tagger *tagger,
 		      struct dmt_integrity_result *r)
@@ -239,7 +239,7 @@ static void format_op(const struct dmt_integrity_opts *o, struct op *op,
 }
 
 /* The file at its size, and (in place) the old superblock gone first. */
-static int format_start(const struct dmt_integrity_opts *o,
+static int format_start(const struct dmt_integrity_params *o,
 			struct dmt_integrity_result *r)
 {
 	uint8_t zero[DMT_INTEGRITY_SB_BYTES] = { 0 };
@@ -268,7 +268,7 @@ static int format_start(const struct dmt_integrity_opts *o,
  * first, then the journal, then a superblock that says tags from
  * recalc_sector on are not valid yet, the tags, and the final one last.
  */
-static int format_body(const struct dmt_integrity_opts *o, struct op *op,
+static int format_body(const struct dmt_integrity_params *o, struct op *op,
 		       struct dmt_integrity_jcrypt *jc, bool *sb_written)
 {
 	struct dmt_integrity_result *r = op->r;
@@ -297,7 +297,7 @@ static int format_body(const struct dmt_integrity_opts *o, struct op *op,
 	return dmt_integrity_walk(op, 0, op->g->provided >> op->g->log2_spb);
 }
 
-static int format_finish(const struct dmt_integrity_opts *o,
+static int format_finish(const struct dmt_integrity_params *o,
 			 struct dmt_integrity_result *r)
 {
 	int err = dmt_integrity_write_sb(o->meta, &r->sb, &o->journal_mac,
@@ -315,7 +315,7 @@ static int format_finish(const struct dmt_integrity_opts *o,
 }
 
 /* After a failed walk: a superblock that says where valid tags end. */
-static void format_leave_resumable(const struct dmt_integrity_opts *o,
+static void format_leave_resumable(const struct dmt_integrity_params *o,
 				   const struct op *op,
 				   struct dmt_integrity_result *r)
 {
@@ -329,8 +329,8 @@ static void format_leave_resumable(const struct dmt_integrity_opts *o,
 	r->sb = tmp;
 }
 
-int dmt_integrity_format_write(const struct dmt_integrity_opts *o,
-			       struct dmt_integrity_result *r)
+int dmt_integrity_run_write(const struct dmt_integrity_params *o,
+			    struct dmt_integrity_result *r)
 {
 	struct dmt_integrity_tagger *tagger = NULL;
 	struct dmt_integrity_jcrypt *jc = NULL;
@@ -356,12 +356,4 @@ int dmt_integrity_format_write(const struct dmt_integrity_opts *o,
 	dmt_integrity_tagger_free(tagger);
 	dmt_integrity_jcrypt_free(jc);
 	return err;
-}
-
-int dmt_integrity_format(const struct dmt_integrity_opts *o,
-			 struct dmt_integrity_result *r)
-{
-	int err = dmt_integrity_format_plan(o, r);
-
-	return err ? err : dmt_integrity_format_write(o, r);
 }

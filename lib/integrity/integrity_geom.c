@@ -6,6 +6,8 @@
  */
 #include <dmt/integrity.h>
 
+#include "lib/integrity/integrity_priv.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -218,22 +220,58 @@ static unsigned int log2_sectors_per_bit(const struct dmt_integrity_layout *l,
 	return lspbit;
 }
 
+/* -ENODATA: the device holds nothing (DEVICE_TOO_SMALL, dev_sectors). */
+static int too_small(struct dmt_reason *r,
+		     const struct dmt_integrity_layout *l)
+{
+	return dmt_reason_set(r, -ENODATA, DMT_REASON_DEVICE_TOO_SMALL,
+			      "dev_sectors", l->dev_sectors);
+}
+
+/* The layout's reserved words, sector and tag size: 0 or -EINVAL. */
+static int check_layout(const struct dmt_integrity_layout *l,
+			struct dmt_reason *r)
+{
+	unsigned int ss = l->sector_size;
+
+	for (size_t i = 0; i < sizeof(l->reserved) / sizeof(l->reserved[0]);
+	     i++) {
+		if (l->reserved[i])
+			return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
+					      "reserved", i);
+	}
+	if (ss < 512 || ss > 4096 || (ss & (ss - 1)))
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
+				      "sector_size", ss);
+	if (!l->tag_size || l->tag_size > DMT_INTEGRITY_MAX_TAG) {
+		dmt_reason_set(r, -EINVAL, DMT_REASON_OUT_OF_RANGE, "tag_size",
+			       l->tag_size);
+		if (r) {
+			r->min = 1;
+			r->max = DMT_INTEGRITY_MAX_TAG;
+		}
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 			      struct dmt_integrity_sb *sb,
-			      struct dmt_integrity_geom *g)
+			      struct dmt_integrity_geom *g, struct dmt_reason *r)
 {
 	unsigned int ss = l->sector_size, interleave, lspbit;
 	uint64_t journal_sectors;
 	uint32_t sections;
+	int err;
 
 	memset(sb, 0, sizeof(*sb));
 	memset(g, 0, sizeof(*g));
-	if (ss < 512 || ss > 4096 || (ss & (ss - 1)))
-		return -EINVAL;
-	if (!l->tag_size || l->tag_size > DMT_INTEGRITY_MAX_TAG)
-		return -EINVAL;
+	err = check_layout(l, r);
+	if (err)
+		return err;
 	if (l->meta_dev && !l->data_dev_sectors)
-		return -ENODATA;
+		return dmt_reason_set(r, -ENODATA, DMT_REASON_MISSING,
+				      "data_dev_sectors", 0);
 
 	g->log2_spb = log2_floor32(ss) - 9;
 	g->spb = 1u << g->log2_spb;
@@ -258,7 +296,8 @@ int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 			journal_sectors = DEFAULT_MAX_JOURNAL_SECTORS;
 	}
 	if (journal_sectors > UINT_MAX)
-		return -EINVAL;
+		return dmt_reason_set(r, -EINVAL, DMT_REASON_TOO_LARGE,
+				      "journal_sectors", journal_sectors);
 
 	journal_section_size(g);
 	sections = (uint32_t)(journal_sectors / g->section_sectors);
@@ -276,15 +315,15 @@ int dmt_integrity_geom_format(const struct dmt_integrity_layout *l,
 			g->log2_interleave = 3;
 		provided_sectors(g);
 		if (!g->provided)
-			return -ENODATA;
+			return too_small(r, l);
 	} else {
 		g->log2_interleave = 0;
 		provided_sectors(g);
 		if (!g->provided || meta_journal_sections(g, sections))
-			return -ENODATA;
+			return too_small(r, l);
 	}
 	if (device_limits(g))
-		return -ENODATA;
+		return too_small(r, l);
 	if (!g->meta_dev && g->log2_buffer_sectors >
 	    (unsigned int)__builtin_ctzll(g->metadata_run))
 		g->log2_buffer_sectors =
@@ -456,7 +495,7 @@ static int layout_provided(const struct dmt_integrity_layout *l,
 	int err;
 
 	t.dev_sectors = dev_sectors;
-	err = dmt_integrity_geom_format(&t, &sb, &g);
+	err = dmt_integrity_geom_format(&t, &sb, &g, NULL);
 	if (err == -ENODATA) {
 		*provided = 0;
 		return 0;
@@ -489,8 +528,8 @@ static int search_range(const struct dmt_integrity_layout *l, uint64_t lo,
 	return 0;
 }
 
-int dmt_integrity_min_device(const struct dmt_integrity_layout *l,
-			     uint64_t need_sectors, uint64_t *dev_bytes)
+static int min_device(const struct dmt_integrity_layout *l,
+		      uint64_t need_sectors, uint64_t *dev_bytes)
 {
 	const uint64_t max_units = (UINT64_MAX >> 9) / 8 / 4;
 	struct dmt_integrity_sb sb;
@@ -511,7 +550,7 @@ int dmt_integrity_min_device(const struct dmt_integrity_layout *l,
 			return -ENODATA;
 		/* a metadata device so large that the full journal fits */
 		t.dev_sectors = 1ull << 60;
-		err = dmt_integrity_geom_format(&t, &sb, &g);
+		err = dmt_integrity_geom_format(&t, &sb, &g, NULL);
 		if (err)
 			return err;
 		meta = (g.provided >> g.log2_spb) * g.tag_size;
@@ -553,7 +592,7 @@ int dmt_integrity_min_device(const struct dmt_integrity_layout *l,
 		struct dmt_integrity_layout t = *l;
 
 		t.dev_sectors = 1ull << 30;
-		err = dmt_integrity_geom_format(&t, &sb, &g);
+		err = dmt_integrity_geom_format(&t, &sb, &g, NULL);
 		if (err)
 			return err;
 		step = (uint64_t)g.section_sectors * 128 / 8;
@@ -579,4 +618,18 @@ int dmt_integrity_min_device(const struct dmt_integrity_layout *l,
 		lo = end + 1;
 	}
 	return -E2BIG;
+}
+
+int dmt_integrity_min_device(const struct dmt_integrity_layout *l,
+			     uint64_t need_sectors, uint64_t *dev_bytes,
+			     struct dmt_reason *r)
+{
+	int err = check_layout(l, r);
+
+	if (!err)
+		err = min_device(l, need_sectors, dev_bytes);
+	if (err == -ENODATA || err == -E2BIG)
+		dmt_reason_set(r, err, DMT_REASON_INTEGRITY_NO_DEVICE_SIZE,
+			       "dev_sectors", need_sectors);
+	return err;
 }

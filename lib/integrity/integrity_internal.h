@@ -7,6 +7,7 @@
 #define DMT_LIB_INTEGRITY_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,8 +16,33 @@
 #include <dmt/reason.h>
 
 #include "lib/common/walk.h"
+#include "lib/integrity/integrity_priv.h"
 
 enum op_kind { OP_FORMAT, OP_CHECK, OP_RECALC };
+
+/*
+ * The operations fill a result with its reason beside it (the public
+ * entry points, integrity_api.c, hand both out): every struct
+ * dmt_integrity_result inside lib/integrity is the res of one of these.
+ */
+struct dmt_integrity_run {
+	struct dmt_integrity_result res;
+	struct dmt_reason reason;
+};
+#define DMT_INTEGRITY_REASON(r)                                                \
+	(&((struct dmt_integrity_run *)(void *)((char *)(r)-offsetof(          \
+		   struct dmt_integrity_run, res)))                            \
+		  ->reason)
+
+/* The operations behind the public ones (r: the res of a run). */
+int dmt_integrity_run_plan(const struct dmt_integrity_params *o,
+			   struct dmt_integrity_result *r);
+int dmt_integrity_run_write(const struct dmt_integrity_params *o,
+			    struct dmt_integrity_result *r);
+int dmt_integrity_run_check(const struct dmt_integrity_params *o,
+			    struct dmt_integrity_result *r);
+int dmt_integrity_run_recalculate(const struct dmt_integrity_params *o,
+				  struct dmt_integrity_result *r);
 
 struct worker {
 	struct dmt_integrity_tagger *t;
@@ -29,7 +55,7 @@ struct worker {
 /* One walk over logical blocks; the caller fills the first group. */
 struct op {
 	enum op_kind kind;
-	const struct dmt_integrity_opts *o;
+	const struct dmt_integrity_params *o;
 	struct dmt_integrity_result *r;
 	struct dmt_integrity_geom *g;
 	struct dmt_file *meta;		/* superblock, journal, tags */
@@ -55,7 +81,7 @@ struct op {
 };
 
 /* Runs the walk over blocks [first, end); on an I/O failure the reason
- * is in r->reason. */
+ * is in the run's reason. */
 int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end);
 /* First logical sector whose tag may be missing after a failed walk. */
 uint64_t dmt_integrity_walk_resume(const struct op *op);
@@ -77,18 +103,20 @@ int dmt_integrity_verify_journal(struct dmt_file *f,
 				 struct dmt_integrity_jcrypt *jc,
 				 struct dmt_integrity_journal_report *rep);
 
-/* Fills r->reason when err is not 0 and no reason is there yet;
+/* Fills the run's reason when err is not 0 and no reason is there yet;
  * returns err. */
 int dmt_integrity_why(struct dmt_integrity_result *r, int err, int code,
 		      const struct dmt_file *f, const char *field,
 		      uint64_t value);
 
 /* Shared setup of the operations (integrity_setup.c). */
-int dmt_integrity_open_jcrypt(const struct dmt_integrity_opts *o,
+int dmt_integrity_check_reserved(const struct dmt_integrity_params *o,
+				 struct dmt_reason *r);
+int dmt_integrity_open_jcrypt(const struct dmt_integrity_params *o,
 			      const struct dmt_integrity_geom *g,
 			      struct dmt_integrity_jcrypt **out,
 			      struct dmt_integrity_result *r);
-int dmt_integrity_make_tagger(const struct dmt_integrity_opts *o,
+int dmt_integrity_make_tagger(const struct dmt_integrity_params *o,
 			      const struct dmt_integrity_sb *sb,
 			      struct dmt_integrity_tagger **t,
 			      struct dmt_integrity_result *r);

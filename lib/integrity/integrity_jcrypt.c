@@ -17,6 +17,8 @@
  */
 #include <dmt/integrity.h>
 
+#include "lib/integrity/integrity_priv.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -29,13 +29,30 @@ static int check_mac_alg(const struct dmt_integrity_mac *m, const char *field,
 	return 0;
 }
 
-int dmt_integrity_opts_check(const struct dmt_integrity_opts *o,
-			     struct dmt_reason *why)
+/* -EINVAL with DMT_REASON_BAD_VALUE "reserved" for a nonzero word. */
+int dmt_integrity_check_reserved(const struct dmt_integrity_params *o,
+				 struct dmt_reason *r)
+{
+	size_t n = sizeof(o->reserved) / sizeof(o->reserved[0]);
+
+	for (size_t i = 0; i < n; i++) {
+		if (o->reserved[i] || o->layout.reserved[i])
+			return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
+					      "reserved", i);
+	}
+	return 0;
+}
+
+int dmt_integrity_params_check(const struct dmt_integrity_params *o,
+			       struct dmt_reason *why)
 {
 	const struct dmt_integrity_mac tag = { .alg = o->alg };
 	const struct dmt_hash_alg *a;
 	int err;
 
+	err = dmt_integrity_check_reserved(o, why);
+	if (err)
+		return err;
 	if (!o->alg)
 		return dmt_reason_set(why, -EINVAL, DMT_REASON_MISSING, "alg",
 				      0);
@@ -53,7 +70,7 @@ int dmt_integrity_opts_check(const struct dmt_integrity_opts *o,
 	return 0;
 }
 
-int dmt_integrity_open_jcrypt(const struct dmt_integrity_opts *o,
+int dmt_integrity_open_jcrypt(const struct dmt_integrity_params *o,
 			      const struct dmt_integrity_geom *g,
 			      struct dmt_integrity_jcrypt **out,
 			      struct dmt_integrity_result *r)
@@ -68,7 +85,7 @@ int dmt_integrity_open_jcrypt(const struct dmt_integrity_opts *o,
 	if (err == -ENOENT) {
 		dmt_integrity_why(r, -EINVAL, DMT_REASON_UNSUPPORTED, NULL,
 				  "journal_crypt.alg", 0);
-		r->reason.name = c->alg;
+		DMT_INTEGRITY_REASON(r)->name = c->alg;
 		return -EINVAL;
 	}
 	if (err == -EINVAL)
@@ -77,7 +94,7 @@ int dmt_integrity_open_jcrypt(const struct dmt_integrity_opts *o,
 	return err;
 }
 
-int dmt_integrity_make_tagger(const struct dmt_integrity_opts *o,
+int dmt_integrity_make_tagger(const struct dmt_integrity_params *o,
 			      const struct dmt_integrity_sb *sb,
 			      struct dmt_integrity_tagger **t,
 			      struct dmt_integrity_result *r)

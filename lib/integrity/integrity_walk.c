@@ -47,10 +47,12 @@ int dmt_integrity_why(struct dmt_integrity_result *r, int err, int code,
 		      const struct dmt_file *f, const char *field,
 		      uint64_t value)
 {
-	if (err && r && !r->reason.code)
-		r->reason = (struct dmt_reason){
-			.code = code, .field = field, .value = value,
-			.path = f ? dmt_file_path(f) : NULL };
+	if (err && r && !DMT_INTEGRITY_REASON(r)->code)
+		*DMT_INTEGRITY_REASON(r) = (struct dmt_reason){
+			.code = code,
+			.field = field,
+			.value = value,
+			.path = f ? dmt_file_path(f) : NULL};
 	return err;
 }
 
@@ -608,10 +610,11 @@ int dmt_integrity_walk(struct op *op, uint64_t first, uint64_t end)
 	err = dmt_walk_run(&op->walk, &pass);
 	op->resume_unit = dmt_walk_unfinished(&op->walk);
 	ef = dmt_walk_error_file(&op->walk);
-	if (err && ef && !op->r->reason.code)
-		op->r->reason = (struct dmt_reason){
+	if (err && ef && !DMT_INTEGRITY_REASON(op->r)->code)
+		*DMT_INTEGRITY_REASON(op->r) = (struct dmt_reason){
 			.code = dmt_walk_error_code(&op->walk),
-			.path = dmt_file_path(ef), .value = (uint64_t)-err };
+			.path = dmt_file_path(ef),
+			.value = (uint64_t)-err};
 	dmt_walk_destroy(&op->walk);
 	pthread_mutex_destroy(&op->lock);
 	for (unsigned int i = 0; i < threads; i++)

@@ -121,19 +121,25 @@ void lg_base_ours(struct lg_base *b, const char *dir)
 				      .digest_iterations = 1000,
 				      .label = "a label",
 				      .subsystem = "sub" };
-	struct dmt_luks2_keyslot_params k0 = {
-		.keyslot = -1, .pbkdf = { "pbkdf2", "sha256", 1000, 0, 0 }
-	};
-	struct dmt_luks2_keyslot_params k1 = {
-		.keyslot = -1, .pbkdf = { "argon2id", NULL, 1, 32, 1 }
-	};
+	struct dmt_luks2_keyslot_params k0 = {.keyslot = -1,
+					      .pbkdf = {.type = "pbkdf2",
+							.hash = "sha256",
+							.iterations = 1000,
+							.memory_kb = 0,
+							.parallel = 0}};
+	struct dmt_luks2_keyslot_params k1 = {.keyslot = -1,
+					      .pbkdf = {.type = "argon2id",
+							.hash = NULL,
+							.iterations = 1,
+							.memory_kb = 32,
+							.parallel = 1}};
 	char *path = th_path(dir, "ours.img"), *raw = th_path(dir, "raw.img");
 	struct dmt_luks2 *h = NULL;
 	struct dmt_reason r = { 0 };
 	struct dmt_file f;
 	struct lg_base tmp;
 
-	cr_assert_eq(dmt_luks2_create(&h, &p, &r), 0);
+	cr_assert_eq(dmt_luks2_create(&p, &h, &r), 0);
 	cr_assert_eq(dmt_luks2_add_keyslot(h, &k0, pass, strlen(pass), &r), 0);
 	cr_assert_eq(dmt_luks2_add_keyslot(h, &k1, pass, strlen(pass), &r), 1);
 	cr_assert_eq(dmt_file_open(&f, raw, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);

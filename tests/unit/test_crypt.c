@@ -26,6 +26,8 @@
 #include <dmt/io.h>
 #include <dmt/reason.h>
 
+#include "lib/crypt/crypt_priv.h"
+
 static void unhex(const char *hex, uint8_t *out, size_t *len)
 {
 	size_t n = strlen(hex) / 2;
@@ -68,7 +70,7 @@ static struct dmt_crypt *open_engine(const char *cipher, const uint8_t *key,
 	struct dmt_reason r = { 0 };
 	struct dmt_crypt *c = NULL;
 
-	cr_assert_eq(dmt_crypt_open(&c, &p, &r), 0, "%s ks %zu ss %u: %d",
+	cr_assert_eq(dmt_crypt_new(&p, &c, &r), 0, "%s ks %zu ss %u: %d",
 		     cipher, ks, ss, r.code);
 	return c;
 }
@@ -106,7 +108,7 @@ Test(crypt, known_answers)
 		for (size_t j = 0; j < (size_t)ss * count; j++)
 			cr_assert_eq(buf[j], (uint8_t)((j * 31 + 7) & 0xff),
 				     "%s: decrypt byte %zu", line, j);
-		dmt_crypt_close(c);
+		dmt_crypt_free(c);
 		free(buf);
 		cases++;
 	}
@@ -193,7 +195,7 @@ Test(crypt, both_directions_against_openssl)
 			cr_assert_eq(dmt_crypt_decrypt(c, first, n, ct, ref), 0);
 			cr_expect_eq(memcmp(ref, pt, n * ss), 0,
 				     "%s ss %u: openssl -> engine", cipher, ss);
-			dmt_crypt_close(c);
+			dmt_crypt_free(c);
 			free(pt);
 			free(ct);
 			free(ref);
@@ -235,8 +237,8 @@ Test(crypt, list_and_threads)
 				     0);
 		cr_assert_eq(dmt_crypt_decrypt(c4, 0, n, b, b), 0);
 		cr_expect_eq(memcmp(b, pt, n * ss), 0);
-		dmt_crypt_close(c1);
-		dmt_crypt_close(c4);
+		dmt_crypt_free(c1);
+		dmt_crypt_free(c4);
 	}
 	free(pt);
 	free(a);
@@ -253,7 +255,7 @@ Test(crypt, refusals)
 	struct dmt_reason r = { 0 };
 	struct dmt_crypt *c = NULL;
 
-	cr_expect_eq(dmt_crypt_open(&c, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_crypt_new(&p, &c, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_CRYPT_CIPHER);
 	cr_expect_str_eq(r.name, "aes-ctr-plain64");
 	cr_expect_null(c);
@@ -264,25 +266,25 @@ Test(crypt, refusals)
 
 	p.cipher = "aes-xts-plain64";
 	p.key_size = 48;
-	cr_expect_eq(dmt_crypt_open(&c, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_crypt_new(&p, &c, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_CRYPT_KEY_SIZE);
 	cr_expect_eq(r.value, 48);
 	p.key_size = 64;
 	p.sector_size = 8192;
-	cr_expect_eq(dmt_crypt_open(&c, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_crypt_new(&p, &c, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_OUT_OF_RANGE);
 	p.sector_size = 1536;
-	cr_expect_eq(dmt_crypt_open(&c, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_crypt_new(&p, &c, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_NOT_POWER_OF_2);
 	p.sector_size = 4096;
 	p.iv_large_sectors = true;
 	p.iv_offset = 4;
-	cr_expect_eq(dmt_crypt_open(&c, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_crypt_new(&p, &c, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_CRYPT_IV_OFFSET);
 	p.iv_offset = 16;
-	cr_assert_eq(dmt_crypt_open(&c, &p, &r), 0);
+	cr_assert_eq(dmt_crypt_new(&p, &c, &r), 0);
 	cr_expect_eq(dmt_crypt_sector_size(c), 4096);
-	dmt_crypt_close(c);
+	dmt_crypt_free(c);
 }
 
 #ifdef HAVE_LIBCRYPTSETUP
@@ -471,7 +473,7 @@ Test(crypt, own_aes_equals_openssl, .timeout = 60)
 						   "aes-xts" : "aes-cbc";
 			const char *want = dmt_engine_resolve(NULL, prim);
 
-			cr_assert_eq(dmt_crypt_open(&fast, &p, NULL), 0);
+			cr_assert_eq(dmt_crypt_new(&p, &fast, NULL), 0);
 			/* the dispatcher's default is what runs (AES-192 CBC
 			 * stays with OpenSSL) */
 			cr_assert(want);
@@ -480,7 +482,7 @@ Test(crypt, own_aes_equals_openssl, .timeout = 60)
 					 "%s ks %zu", p.cipher, p.key_size);
 			/* forcing OpenSSL: a bare name, as --engine takes */
 			p.engine = "openssl";
-			cr_assert_eq(dmt_crypt_open(&ref, &p, NULL), 0);
+			cr_assert_eq(dmt_crypt_new(&p, &ref, NULL), 0);
 			cr_expect_str_eq(dmt_crypt_engine_name(ref), "openssl");
 			p.engine = NULL;
 			cr_assert_eq(dmt_crypt_encrypt(fast, 12345, n, pt, a), 0);
@@ -494,8 +496,8 @@ Test(crypt, own_aes_equals_openssl, .timeout = 60)
 				     p.cipher);
 			cr_assert_eq(dmt_crypt_encrypt(fast, 12345, n, b, b), 0);
 			cr_expect_eq(memcmp(a, b, n * ss), 0);
-			dmt_crypt_close(fast);
-			dmt_crypt_close(ref);
+			dmt_crypt_free(fast);
+			dmt_crypt_free(ref);
 		}
 	}
 	free(pt);
@@ -538,15 +540,19 @@ Test(crypt, stream_file_to_file, .timeout = 60)
 	th_fill_random(key, sizeof(key), 1);
 	th_fill_random(pt, bytes, 2);
 	th_write_file(in, pt, bytes);
-	cr_assert_eq(dmt_crypt_open(&c, &p, NULL), 0);
+	cr_assert_eq(dmt_crypt_new(&p, &c, NULL), 0);
 	cr_assert_eq(dmt_crypt_encrypt(c, 7, padded / ss, pt, want), 0);
 	cr_assert_eq(dmt_file_open(&fi, in, DMT_OPEN_READ), 0);
 	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
-	struct dmt_crypt_stream s = { .in = &fi, .out = &fo, .out_offset = 8192,
-				      .bytes = bytes, .first_sector = 7,
-				      .encrypt = true,
-				      .progress = { count_progress, &last } };
-	cr_assert_eq(dmt_crypt_stream_run(c, &s), 0);
+	struct dmt_crypt_stream_params s = {
+		.in = &fi,
+		.out = &fo,
+		.out_offset = 8192,
+		.bytes = bytes,
+		.first_sector = 7,
+		.encrypt = true,
+		.progress = {count_progress, &last}};
+	cr_assert_eq(dmt_crypt_stream_run(c, &s, NULL), 0);
 	cr_expect_eq(last, padded);
 	dmt_file_close(&fo);
 	got = th_read_file(out, &len);
@@ -556,22 +562,25 @@ Test(crypt, stream_file_to_file, .timeout = 60)
 	/* back: decrypting the image gives the payload and zero padding */
 	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_READ), 0);
 	cr_assert_eq(dmt_file_open(&fi, in, DMT_OPEN_RW), 0);
-	s = (struct dmt_crypt_stream){ .in = &fo, .out = &fi, .in_offset = 8192,
-				       .bytes = padded, .first_sector = 7 };
-	cr_assert_eq(dmt_crypt_stream_run(c, &s), 0);
+	s = (struct dmt_crypt_stream_params){.in = &fo,
+					     .out = &fi,
+					     .in_offset = 8192,
+					     .bytes = padded,
+					     .first_sector = 7};
+	cr_assert_eq(dmt_crypt_stream_run(c, &s, NULL), 0);
 	got = th_read_file(in, &len);
 	cr_assert_eq(len, padded);
 	cr_expect_eq(memcmp(got, pt, padded), 0);
 	free(got);
 	/* a stop request, and an input too short */
 	s.progress = (struct dmt_progress){ stop_progress, NULL };
-	cr_expect_eq(dmt_crypt_stream_run(c, &s), -EINTR);
+	cr_expect_eq(dmt_crypt_stream_run(c, &s, NULL), -EINTR);
 	s.progress.fn = NULL;
 	s.bytes = padded + 8192 + 1;
-	cr_expect_eq(dmt_crypt_stream_run(c, &s), -ENODATA);
+	cr_expect_eq(dmt_crypt_stream_run(c, &s, NULL), -ENODATA);
 	dmt_file_close(&fi);
 	dmt_file_close(&fo);
-	dmt_crypt_close(c);
+	dmt_crypt_free(c);
 	free(pt);
 	free(want);
 	free(in);
@@ -611,13 +620,13 @@ Test(crypt, stream_sparse_input_holes_from_memory, .timeout = 60)
 	cr_assert_eq(pwrite(fd, pt + bytes - 1000, 1000, bytes - 1000), 1000);
 	cr_assert_eq(fsync(fd), 0);
 	cr_assert_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	cr_assert_eq(dmt_crypt_open(&c, &p, NULL), 0);
+	cr_assert_eq(dmt_crypt_new(&p, &c, NULL), 0);
 	cr_assert_eq(dmt_crypt_encrypt(c, 0, padded / ss, pt, want), 0);
 	cr_assert_eq(dmt_file_open(&fi, in, DMT_OPEN_READ), 0);
 	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
-	struct dmt_crypt_stream s = { .in = &fi, .out = &fo, .bytes = bytes,
-				      .encrypt = true };
-	cr_assert_eq(dmt_crypt_stream_run(c, &s), 0);
+	struct dmt_crypt_stream_params s = {
+		.in = &fi, .out = &fo, .bytes = bytes, .encrypt = true};
+	cr_assert_eq(dmt_crypt_stream_run(c, &s, NULL), 0);
 	dmt_file_close(&fo);
 	got = th_read_file(out, &len);
 	cr_assert_eq(len, padded);
@@ -633,11 +642,11 @@ Test(crypt, stream_sparse_input_holes_from_memory, .timeout = 60)
 	/* an input cut short after it was opened: not its holes as zeros */
 	cr_assert_eq(ftruncate(fd, (off_t)bytes - 5000), 0);
 	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_RW), 0);
-	cr_expect_eq(dmt_crypt_stream_run(c, &s), -ENODATA);
+	cr_expect_eq(dmt_crypt_stream_run(c, &s, NULL), -ENODATA);
 	dmt_file_close(&fo);
 	close(fd);
 	dmt_file_close(&fi);
-	dmt_crypt_close(c);
+	dmt_crypt_free(c);
 	free(got);
 	free(pt);
 	free(want);

@@ -31,6 +31,7 @@
 #include "lib/common/cpu.h"
 #include "lib/common/testhooks.h"
 #include "lib/crypt/aes_arch.h"
+#include "lib/crypt/crypt_auth_priv.h"
 
 #if !defined(DMT_NO_LIBCRYPTSETUP) && __has_include(<libcryptsetup.h>)
 #include <libcryptsetup.h>
@@ -107,10 +108,16 @@ static void engine_vs_openssl(const char *cipher, const char *integ,
 	tags = malloc(n * s.tag_size);
 	th_fill_random(key, sizeof(key), 5);
 	th_fill_random(pt, n * ss, 6);
-	cr_assert_eq(dmt_auth_open(&a, &(struct dmt_auth_params){
-		.spec = &s, .key = key,
-		.key_size = s.cipher_key_size + s.mac_key_size,
-		.sector_size = ss, .threads = 2 }, &r), 0);
+	cr_assert_eq(
+		dmt_auth_new(
+			&(struct dmt_auth_params){
+				.spec = &s,
+				.key = key,
+				.key_size = s.cipher_key_size + s.mac_key_size,
+				.sector_size = ss,
+				.threads = 2},
+			&a, &r),
+		0);
 	cr_assert_eq(dmt_auth_encrypt(a, 1000, n, pt, ct, tags), 0);
 	for (size_t i = 0; i < n; i += 37)
 		cr_assert(openssl_sector(&s, key, ss, 1000 + i, ct + i * ss,
@@ -119,7 +126,7 @@ static void engine_vs_openssl(const char *cipher, const char *integ,
 			  "OpenSSL", cipher, integ, ss, i);
 	/* the wrong sector number must not verify (AAD binds it) */
 	cr_assert_not(openssl_sector(&s, key, ss, 1001, ct, tags, pt));
-	dmt_auth_close(a);
+	dmt_auth_free(a);
 	free(pt);
 	free(ct);
 	free(tags);
@@ -146,10 +153,15 @@ Test(crypt_auth, decrypt_and_bad_flags)
 		tags = malloc(n * s.tag_size);
 		th_fill_random(key, sizeof(key), 9);
 		th_fill_random(pt, n * ss, 10);
-		cr_assert_eq(dmt_auth_open(&a, &(struct dmt_auth_params){
-			.spec = &s, .key = key,
-			.key_size = s.cipher_key_size + s.mac_key_size,
-			.sector_size = (unsigned int)ss }, NULL), 0);
+		cr_assert_eq(dmt_auth_new(
+				     &(struct dmt_auth_params){
+					     .spec = &s,
+					     .key = key,
+					     .key_size = s.cipher_key_size +
+							 s.mac_key_size,
+					     .sector_size = (unsigned int)ss},
+				     &a, NULL),
+			     0);
 		cr_assert_eq(dmt_auth_encrypt(a, 0, n, pt, ct, tags), 0);
 		cr_assert_eq(dmt_auth_decrypt(a, 0, n, ct, back, tags, bad), 0);
 		cr_assert_eq(memcmp(back, pt, n * ss), 0, "%s", combos[c][0]);
@@ -161,7 +173,7 @@ Test(crypt_auth, decrypt_and_bad_flags)
 		cr_assert(bad[17] && bad[90] && bad[150] && !bad[16] && !bad[0]);
 		/* shifted by one sector: every AAD differs */
 		cr_assert_eq(dmt_auth_decrypt(a, 1, 4, ct, NULL, tags, bad), 4);
-		dmt_auth_close(a);
+		dmt_auth_free(a);
 		free(pt);
 		free(ct);
 		free(back);
@@ -210,6 +222,7 @@ static struct dmt_progress img_progress;
 struct img {
 	char *dir, *path, *payload;
 	struct dmt_auth_result res;
+	struct dmt_reason reason;
 };
 
 static int make_image(struct img *im, const char *cipher, const char *integ,
@@ -227,18 +240,36 @@ static int make_image(struct img *im, const char *cipher, const char *integ,
 	im->payload = th_path(im->dir, "payload");
 	th_write_random_file(im->payload, payload, 42);
 	cr_assert_eq(dmt_auth_lookup(cipher, integ, 0, &s, &r), 0);
-	cr_assert_eq(dmt_luks2_create_auth(&h, &(struct dmt_luks2_params){
-		.sector_size = ss, .data_offset = 1 << 20 }, &s, &r), 0);
-	cr_assert_geq(dmt_luks2_add_keyslot(h, &(struct dmt_luks2_keyslot_params){
-		.keyslot = -1, .pbkdf = { "pbkdf2", "sha256", 1000, 0, 0 } },
-		pass, strlen(pass), &r), 0);
+	cr_assert_eq(dmt_luks2_create_auth(
+			     &(struct dmt_luks2_params){.sector_size = ss,
+							.data_offset = 1 << 20},
+			     &s, &h, &r),
+		     0);
+	cr_assert_geq(
+		dmt_luks2_add_keyslot(h,
+				      &(struct dmt_luks2_keyslot_params){
+					      .keyslot = -1,
+					      .pbkdf = {.type = "pbkdf2",
+							.hash = "sha256",
+							.iterations = 1000,
+							.memory_kb = 0,
+							.parallel = 0}},
+				      pass, strlen(pass), &r),
+		0);
 	cr_assert_eq(dmt_file_open(&d, im->path, DMT_OPEN_RW | DMT_OPEN_CREATE),
 		     0);
 	cr_assert_eq(dmt_file_open(&p, im->payload, DMT_OPEN_READ), 0);
-	ret = dmt_auth_format(&(struct dmt_auth_image){
-		.h = h, .data = &d, .payload = &p, .wipe = wipe,
-		.device_size = device_size, .device_size_auto = !device_size,
-		.threads = 2, .progress = img_progress }, &im->res);
+	ret = dmt_auth_format(
+		&(struct dmt_auth_image_params){.h = h,
+						.data = &d,
+						.payload = &p,
+						.wipe = wipe,
+						.device_size = device_size,
+						.device_size_auto =
+							!device_size,
+						.threads = 2,
+						.progress = img_progress},
+		&im->res, &im->reason);
 	dmt_file_close(&d);
 	dmt_file_close(&p);
 	dmt_luks2_free(h);
@@ -253,17 +284,19 @@ static int verify(struct img *im, const char *out, bool allow_bad)
 	int ret;
 
 	cr_assert_eq(dmt_file_open(&d, im->path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&h, &d, NULL), 0);
+	cr_assert_eq(dmt_luks2_load(&d, &h, NULL), 0);
 	cr_assert_geq(dmt_luks2_unlock(h, -1, pass, strlen(pass), NULL), 0);
 	dmt_file_init(&o);
 	if (out)
 		cr_assert_eq(dmt_file_open(&o, out, DMT_OPEN_RW | DMT_OPEN_CREATE),
 			     0);
-	struct dmt_auth_image ai = { .h = h, .data = &d, .output = &o,
-				     .allow_bad = allow_bad,
-				     .progress = img_progress };
-	ret = out ? dmt_auth_decrypt_image(&ai, &im->res) :
-		    dmt_auth_check(&ai, &im->res);
+	struct dmt_auth_image_params ai = {.h = h,
+					   .data = &d,
+					   .output = &o,
+					   .allow_bad = allow_bad,
+					   .progress = img_progress};
+	ret = out ? dmt_auth_decrypt_image(&ai, &im->res, &im->reason)
+		  : dmt_auth_check(&ai, &im->res, &im->reason);
 	dmt_file_close(&o);
 	dmt_file_close(&d);
 	dmt_luks2_free(h);
@@ -289,8 +322,9 @@ Test(crypt_auth, image_round_trip_and_corruption)
 
 			cr_assert_eq(make_image(&im, combos[c][0], combos[c][1],
 						ss, plen, c % 2 == 0, 5 << 20),
-				     0, "%s+%s %u: reason %d need %lu", combos[c][0],
-				     combos[c][1], ss, im.res.reason.code,
+				     0, "%s+%s %u: reason %d need %lu",
+				     combos[c][0], combos[c][1], ss,
+				     im.reason.code,
 				     (unsigned long)im.res.need_bytes);
 			cr_assert_geq(im.res.mapped_bytes, plen);
 			struct dmt_integrity_geom g = im.res.geom;
@@ -342,7 +376,7 @@ Test(crypt_auth, device_too_small)
 
 	cr_assert_eq(make_image(&im, "aes-gcm-random", "aead", 4096, 4 << 20,
 				false, 3 << 20), -ENOSPC);
-	cr_assert_eq(im.res.reason.code, DMT_REASON_AUTH_TOO_SMALL);
+	cr_assert_eq(im.reason.code, DMT_REASON_AUTH_TOO_SMALL);
 	cr_assert_gt(im.res.need_bytes, (4u << 20) + (1u << 20));
 	img_free(&im);
 	/* the size asked for is enough, one sector less is not */
@@ -350,7 +384,7 @@ Test(crypt_auth, device_too_small)
 	uint64_t need;
 
 	cr_assert_eq(dmt_auth_lookup("aes-gcm-random", "aead", 0, &gs, NULL), 0);
-	cr_assert_eq(dmt_auth_min_device(&gs, 4096, 1 << 20, 0, 4 << 20, &need),
+	cr_assert_eq(dmt_auth_min_device(&gs, 4096, 1 << 20, 0, 4 << 20, &need, NULL),
 		     0);
 	cr_assert_eq(make_image(&im, "aes-gcm-random", "aead", 4096, 4 << 20,
 				false, need), 0);
@@ -448,7 +482,7 @@ static void same_as_luksformat(const char *name, const char *cipher,
 	cr_assert_eq(memcmp(file + (1 << 20), sb_ref, 512), 0,
 		     "%s: dm-integrity superblock differs", name);
 	cr_assert_eq(dmt_file_open(&d, im.path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&h, &d, NULL), 0);
+	cr_assert_eq(dmt_luks2_load(&d, &h, NULL), 0);
 	ours = json_tokener_parse(dmt_luks2_json(h));
 	static const char *const keys[] = { "segments", "config" };
 	for (size_t i = 0; i < 2; i++) {
@@ -515,9 +549,13 @@ static void kernel_sector(const char *name, const char *cipher,
 	cr_assert_eq(len, ss);
 	cr_assert_eq(dmt_auth_lookup_luks2(cipher, integ, klen, &s, NULL), 0);
 	cr_assert_eq(n, s.tag_size);
-	cr_assert_eq(dmt_auth_open(&a, &(struct dmt_auth_params){
-		.spec = &s, .key = key, .key_size = klen, .sector_size = ss,
-		.threads = 1 }, NULL), 0);
+	cr_assert_eq(dmt_auth_new(&(struct dmt_auth_params){.spec = &s,
+							    .key = key,
+							    .key_size = klen,
+							    .sector_size = ss,
+							    .threads = 1},
+				  &a, NULL),
+		     0);
 	cr_assert_eq(dmt_auth_decrypt(a, 1, 1, ct, out, tag, bad), 0,
 		     "%s: the kernel's sector does not verify", name);
 	cr_assert_eq(memcmp(out, plain, ss), 0, "%s", name);
@@ -526,7 +564,7 @@ static void kernel_sector(const char *name, const char *cipher,
 	ct[100] ^= 1;
 	cr_assert_eq(dmt_auth_decrypt(a, 2, 1, ct, out, tag, bad), 1,
 		     "%s: another sector number must not verify", name);
-	dmt_auth_close(a);
+	dmt_auth_free(a);
 	free(ct);
 	free(tag);
 	free(plain);
@@ -624,12 +662,12 @@ Test(crypt_auth, gcm_engine_paths_agree)
 				cr_assert_eq(dmt_auth_lookup("aes-gcm-random",
 							     "aead", kl, &s[c],
 							     NULL), 0);
-				cr_assert_eq(dmt_auth_open(&own[c], &p, NULL),
+				cr_assert_eq(dmt_auth_new(&p, &own[c], NULL),
 					     0);
 				continue;
 			}
 			dmt_cpu_mask_off(DMT_CPU_X86_AVX512);
-			cr_assert_eq(dmt_auth_open(&evp, &p, NULL), 0);
+			cr_assert_eq(dmt_auth_new(&p, &evp, NULL), 0);
 			pt = malloc(n * ss);
 			ct = malloc(n * ss);
 			back = malloc(n * ss);
@@ -655,8 +693,8 @@ Test(crypt_auth, gcm_engine_paths_agree)
 			/* the sector number is bound (AAD) */
 			cr_assert_eq(dmt_auth_decrypt(own[c], 10, n, ct, NULL,
 						      tags, bad), (int)n);
-			dmt_auth_close(own[c]);
-			dmt_auth_close(evp);
+			dmt_auth_free(own[c]);
+			dmt_auth_free(evp);
 			free(pt);
 			free(ct);
 			free(back);
@@ -725,7 +763,7 @@ Test(crypt_auth, pipeline_many_chunks_faults_and_stop, .timeout = 60)
 		/* check: a read of the image fails after the 2nd chunk */
 		st = (struct stopper){ STOP_READ, 0, 0 };
 		cr_assert_eq(verify(&im, NULL, false), -EIO);
-		cr_assert_eq(im.res.reason.code, DMT_REASON_IO);
+		cr_assert_eq(im.reason.code, DMT_REASON_IO);
 		dmt_io_fault_clear();
 		st = (struct stopper){ STOP_ASK, 0, 0 };
 		cr_assert_eq(verify(&im, out, false), -EINTR);
@@ -734,7 +772,7 @@ Test(crypt_auth, pipeline_many_chunks_faults_and_stop, .timeout = 60)
 		/* format: a write fails, or the hook stops it */
 		st = (struct stopper){ STOP_WRITE, 0, 0 };
 		cr_assert_eq(make_image(&im, ci, in, 4096, plen, true, 0), -EIO);
-		cr_assert_eq(im.res.reason.code, DMT_REASON_IO);
+		cr_assert_eq(im.reason.code, DMT_REASON_IO);
 		cr_assert_eq(st.calls, 2);
 		dmt_io_fault_clear();
 		img_free(&im);

@@ -129,10 +129,16 @@ static struct dmt_auth *open_hmac(const struct dmt_auth_spec *s,
 {
 	struct dmt_auth *a;
 
-	cr_assert_eq(dmt_auth_open(&a, &(struct dmt_auth_params){
-		.spec = s, .key = key,
-		.key_size = s->cipher_key_size + s->mac_key_size,
-		.sector_size = ss, .threads = 2 }, NULL), 0);
+	cr_assert_eq(dmt_auth_new(
+			     &(struct dmt_auth_params){
+				     .spec = s,
+				     .key = key,
+				     .key_size = s->cipher_key_size +
+						 s->mac_key_size,
+				     .sector_size = ss,
+				     .threads = 2},
+			     &a, NULL),
+		     0);
 	return a;
 }
 
@@ -191,8 +197,8 @@ Test(crypt_xts_tweaks, engine_paths_agree)
 			cr_assert_eq(dmt_auth_decrypt(vaes[c], 77, n, ct, back,
 						      tags, bad), 1);
 			cr_assert(bad[5]);
-			dmt_auth_close(vaes[c]);
-			dmt_auth_close(evp);
+			dmt_auth_free(vaes[c]);
+			dmt_auth_free(evp);
 			free(pt);
 			free(ct);
 			free(back);

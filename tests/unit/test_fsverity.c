@@ -23,6 +23,7 @@
 
 #include <dmt/fsverity.h>
 #include <dmt/hash.h>
+#include "lib/fsverity/fsverity_priv.h"
 #include "tests/support/helpers.h"
 
 #ifdef DMT_HAVE_LIBFSVERITY
@@ -607,14 +608,20 @@ struct batch_log {
 	unsigned int n; /* results seen */
 	int stop_at;	/* done returns -ECANCELED here (1-based) */
 	struct dmt_fsverity_result res[600];
+	struct dmt_reason reason[600];
 };
 
-static int log_done(void *ctx, const struct dmt_fsverity_result *res)
+static int log_done(void *ctx, const struct dmt_fsverity_result *res,
+		    const struct dmt_reason *r)
 {
 	struct batch_log *l = ctx;
 
 	cr_assert_lt(l->n, 600);
+	cr_assert_not_null(r);
+	if (!res->err) /* a reason only for a failure */
+		cr_assert_eq(r->code, DMT_REASON_NONE);
 	l->res[l->n] = *res;
+	l->reason[l->n] = *r;
 	l->res[l->n].path = NULL; /* only valid during the call */
 	if (l->stop_at && (int)++l->n == l->stop_at)
 		return -ECANCELED;
@@ -728,7 +735,7 @@ static void batch_vs_single(const struct spec *s, unsigned int nfiles)
 			f.read_ctx = &rd[i];
 			f.size = m->sizes[i];
 		}
-		cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+		cr_assert_eq(dmt_fsverity_batch_add(b, &f, NULL), 0);
 	}
 	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
 	dmt_fsverity_batch_free(b);
@@ -823,7 +830,7 @@ Test(fsverity, batch_errors)
 		{.fd = fd2, .path = "streamed", .size = (2u << 20) + 10},
 	};
 	for (unsigned int i = 0; i < 9; i++)
-		cr_assert_eq(dmt_fsverity_batch_add(b, &files[i]), 0);
+		cr_assert_eq(dmt_fsverity_batch_add(b, &files[i], NULL), 0);
 	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
 	dmt_fsverity_batch_free(b);
 	close(fd);
@@ -832,12 +839,12 @@ Test(fsverity, batch_errors)
 	cr_assert_eq(log->n, 9);
 	cr_assert_eq(log->res[0].err, 0);
 	cr_assert_eq(log->res[1].err, -ENOENT);
-	cr_assert_eq(log->res[1].reason.code, DMT_REASON_IO);
+	cr_assert_eq(log->reason[1].code, DMT_REASON_IO);
 	cr_assert_eq(log->res[2].err, -EISDIR);
-	cr_assert_eq(log->res[2].reason.code, DMT_REASON_FSVERITY_NOT_REGULAR);
+	cr_assert_eq(log->reason[2].code, DMT_REASON_FSVERITY_NOT_REGULAR);
 	for (int i = 3; i < 7; i++) {
 		cr_assert_eq(log->res[i].err, -ENODATA, "case %d", i);
-		cr_assert_eq(log->res[i].reason.code,
+		cr_assert_eq(log->reason[i].code,
 			     DMT_REASON_FSVERITY_SIZE_CHANGED, "case %d", i);
 	}
 	cr_assert_eq(log->res[7].err, 0);
@@ -880,7 +887,7 @@ static void links_run(bool once, const char *dir, struct batch_log *log)
 			.user = (void *)(uintptr_t)(i + 1),
 		};
 
-		cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+		cr_assert_eq(dmt_fsverity_batch_add(b, &f, NULL), 0);
 		free(path);
 	}
 	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
@@ -940,8 +947,8 @@ Test(fsverity, batch_links_once)
 	cr_expect_null(log->res[7].link_of, "a given size is always read");
 	cr_expect_eq(log->res[7].err, 0);
 	cr_expect_eq(log->res[6].err, -EINVAL);
-	cr_expect_eq(log->res[6].reason.code, DMT_REASON_FSVERITY_NOT_REGULAR);
-	cr_expect(S_ISSOCK((mode_t)log->res[6].reason.value));
+	cr_expect_eq(log->reason[6].code, DMT_REASON_FSVERITY_NOT_REGULAR);
+	cr_expect(S_ISSOCK((mode_t)log->reason[6].value));
 
 	links_run(false, dir, log);
 	for (int i = 0; i < 8; i++)
@@ -970,15 +977,18 @@ struct thread_log {
 	pthread_t caller;
 	unsigned int n, other_thread;
 	struct dmt_fsverity_result res[GIVEN_FILES];
+	struct dmt_reason reason[GIVEN_FILES];
 };
 
-static int thread_done(void *ctx, const struct dmt_fsverity_result *res)
+static int thread_done(void *ctx, const struct dmt_fsverity_result *res,
+		       const struct dmt_reason *r)
 {
 	struct thread_log *l = ctx;
 
 	if (!pthread_equal(pthread_self(), l->caller))
 		l->other_thread++;
 	cr_assert_lt(l->n, GIVEN_FILES);
+	l->reason[l->n] = *r;
 	l->res[l->n] = *res;
 	l->res[l->n++].path = NULL;
 	return 0;
@@ -1037,7 +1047,7 @@ static void given_sizes_run(const char *dir, char **paths, uint8_t **bufs,
 			f.path = missing;
 		}
 
-		cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+		cr_assert_eq(dmt_fsverity_batch_add(b, &f, NULL), 0);
 	}
 	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
 	dmt_fsverity_batch_free(b);
@@ -1045,6 +1055,7 @@ static void given_sizes_run(const char *dir, char **paths, uint8_t **bufs,
 	cr_expect_eq(log->other_thread, 0, "done ran on another thread");
 	for (unsigned int i = 0; i < GIVEN_FILES; i++) {
 		const struct dmt_fsverity_result *res = &log->res[i];
+		const struct dmt_reason *why = &log->reason[i];
 		uint64_t real = given_real_size(i);
 		struct dmt_fsverity_digest d;
 		struct meta m;
@@ -1052,18 +1063,18 @@ static void given_sizes_run(const char *dir, char **paths, uint8_t **bufs,
 		cr_assert_eq(res->user, &paths[i], "result %u out of order", i);
 		if (i == 9) {
 			cr_expect_eq(res->err, -ENOENT);
-			cr_expect_eq(res->reason.code, DMT_REASON_IO);
+			cr_expect_eq(why->code, DMT_REASON_IO);
 			continue;
 		}
 		if (i == 2) {
 			cr_expect_eq(res->err, -EISDIR);
-			cr_expect_eq(res->reason.code,
+			cr_expect_eq(why->code,
 				     DMT_REASON_FSVERITY_NOT_REGULAR);
 			continue;
 		}
 		if (given_size(i) != real) {
 			cr_expect_eq(res->err, -ENODATA, "file %u", i);
-			cr_expect_eq(res->reason.code,
+			cr_expect_eq(why->code,
 				     DMT_REASON_FSVERITY_SIZE_CHANGED,
 				     "file %u (%llu bytes, said %llu)", i,
 				     (unsigned long long)real,
@@ -1126,12 +1137,12 @@ Test(fsverity, batch_stop)
 	log->stop_at = 300;
 	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
 	for (unsigned int i = 0; i < 500 && !err; i++)
-		err = dmt_fsverity_batch_add(b, &f);
+		err = dmt_fsverity_batch_add(b, &f, NULL);
 	if (!err)
 		err = dmt_fsverity_batch_finish(b);
 	cr_assert_eq(err, -ECANCELED);
 	cr_assert_eq(log->n, 300);
-	cr_assert_eq(dmt_fsverity_batch_add(b, &f), -ECANCELED);
+	cr_assert_eq(dmt_fsverity_batch_add(b, &f, NULL), -ECANCELED);
 	dmt_fsverity_batch_free(b);
 	f.read_fn = NULL;
 	bp.tree.block_size = 100;
@@ -1175,7 +1186,8 @@ static bool golden_parse(const char *line, struct golden *v)
 		      v->formatted, v->tree, v->desc) == 9;
 }
 
-static int golden_done(void *ctx, const struct dmt_fsverity_result *res)
+static int golden_done(void *ctx, const struct dmt_fsverity_result *res,
+		       const struct dmt_reason *r)
 {
 	*(struct dmt_fsverity_result *)ctx = *res;
 	return 0;
@@ -1203,7 +1215,7 @@ static void golden_batch(const struct spec *s, const struct golden *v,
 
 	th_write_file(path, buf, (size_t)v->size);
 	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
-	cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+	cr_assert_eq(dmt_fsverity_batch_add(b, &f, NULL), 0);
 	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
 	dmt_fsverity_batch_free(b);
 	cr_assert_eq(res.err, 0);

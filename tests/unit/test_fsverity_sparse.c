@@ -170,12 +170,13 @@ struct spec {
 	bool meta; /* with metadata callbacks */
 };
 
-static int one_done(void *ctx, const struct dmt_fsverity_result *res)
+static int one_done(void *ctx, const struct dmt_fsverity_result *res,
+		    const struct dmt_reason *r)
 {
 	struct out *o = ctx;
 
 	o->err = res->err;
-	o->reason = res->reason;
+	o->reason = *r;
 	if (!res->err)
 		memcpy(o->digest, res->digest.digest, res->digest.digest_size);
 	return 0;
@@ -202,7 +203,7 @@ static ORACLE_ONLY void ours(const struct spec *s, const char *path,
 	if (s->meta)
 		f.metadata_callbacks = &cb;
 	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
-	cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+	cr_assert_eq(dmt_fsverity_batch_add(b, &f, NULL), 0);
 	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
 	dmt_fsverity_batch_free(b);
 	close(f.fd);
@@ -644,7 +645,7 @@ Test(fsverity_sparse, given_size_differs, .init = setup,
 	f.user = &o;
 	memset(&o, 0, sizeof(o));
 	cr_assert_eq(dmt_fsverity_batch_new(&bp, &b, NULL), 0);
-	cr_assert_eq(dmt_fsverity_batch_add(b, &f), 0);
+	cr_assert_eq(dmt_fsverity_batch_add(b, &f, NULL), 0);
 	cr_assert_eq(dmt_fsverity_batch_finish(b), 0);
 	dmt_fsverity_batch_free(b);
 	cr_expect_eq(o.reason.code, DMT_REASON_FSVERITY_SIZE_CHANGED);

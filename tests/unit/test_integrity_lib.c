@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "lib/common/testhooks.h"
+#include "lib/integrity/integrity_priv.h"
 #include "tests/support/helpers.h"
 #include <dmt/hash.h>
 #include <dmt/integrity.h>
@@ -56,7 +57,7 @@ Test(integrity_geom, kernel_tables)
 		struct dmt_integrity_geom g;
 
 		layout_from_fact(f, &l);
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0, "%s",
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0, "%s",
 			     f->name);
 		cr_expect_eq(g.provided, it_getu(f, "provided"),
 			     "%s: provided %llu", f->name,
@@ -106,7 +107,7 @@ Test(integrity_geom, journal_entry_tables)
 		l.journal_mac = it_getu(f, "jmac");
 		l.fix_padding = l.fix_hmac = true;
 		l.dev_sectors = 1 << 21;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 		cr_expect_eq(g.entry_size, it_getu(f, "entry"), "%s", f->name);
 		cr_expect_eq(g.entries_per_sector, it_getu(f, "per_sector"),
 			     "%s", f->name);
@@ -132,7 +133,7 @@ Test(integrity_geom, mappings_and_layouts)
 		struct dmt_integrity_geom g;
 
 		layout_from_fact(f, &l);
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 		if (it_has(f, "journal_end")) {
 			cr_expect_eq((g.initial_sectors) * 512,
 				     it_getu(f, "journal_end"), "%s", f->name);
@@ -177,17 +178,17 @@ Test(integrity_geom, bad_parameters)
 	struct dmt_integrity_geom g;
 
 	l.sector_size = 1000;
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -EINVAL);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -EINVAL);
 	l.sector_size = 8192;
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -EINVAL);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -EINVAL);
 	l.sector_size = 512;
 	l.tag_size = 425;
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -EINVAL);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -EINVAL);
 	l.tag_size = 0;
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -EINVAL);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -EINVAL);
 	l.tag_size = 4;
 	l.dev_sectors = 180;	/* journal alone does not fit */
-	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g), -ENODATA);
+	cr_expect_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), -ENODATA);
 }
 
 /* The smallest size is minimal: no 4 KiB step below it works. */
@@ -216,14 +217,14 @@ Test(integrity_geom, min_device_is_minimal)
 		struct dmt_integrity_geom g;
 		uint64_t need = cases[i].payload / 512, bytes, d;
 
-		cr_assert_eq(dmt_integrity_min_device(&l, need, &bytes), 0);
+		cr_assert_eq(dmt_integrity_min_device(&l, need, &bytes, NULL), 0);
 		cr_assert_eq(bytes % 4096, 0);
 		l.dev_sectors = bytes / 512;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 		cr_expect_geq(g.provided, need, "case %zu", i);
 		for (d = 4096; d < bytes; d += 4096) {
 			l.dev_sectors = d / 512;
-			if (dmt_integrity_geom_format(&l, &sb, &g))
+			if (dmt_integrity_geom_format(&l, &sb, &g, NULL))
 				continue;
 			cr_assert_lt(g.provided, need,
 				     "case %zu: %llu bytes already hold it "
@@ -247,14 +248,14 @@ Test(integrity_geom, min_device_near_journal_step)
 	/* provided just below / at a boundary of the section count */
 	for (uint64_t k = 2; k < 6; k++) {
 		l.dev_sectors = k * step - 8;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
-		cr_assert_eq(dmt_integrity_min_device(&l, g.provided, &bytes),
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
+		cr_assert_eq(dmt_integrity_min_device(&l, g.provided, &bytes, NULL),
 			     0);
 		cr_expect_leq(bytes / 512, k * step - 8);
 		l.dev_sectors = bytes / 512;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 		l.dev_sectors = k * step - 8;
-		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+		cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	}
 }
 
@@ -268,14 +269,14 @@ Test(integrity_geom, meta_min_device)
 	uint64_t bytes;
 
 	/* formats.md 2.8: 1 GiB of data needs 16376 + 16384 sectors */
-	cr_assert_eq(dmt_integrity_min_device(&l, 2097152, &bytes), 0);
+	cr_assert_eq(dmt_integrity_min_device(&l, 2097152, &bytes, NULL), 0);
 	cr_expect_eq(bytes / 512, 16376 + 16384);
 	l.dev_sectors = bytes / 512;
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &full), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &full, NULL), 0);
 	cr_expect_eq(full.journal_sections, 93);
 	/* one 4 KiB step less loses a journal section */
 	l.dev_sectors -= 8;
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	cr_expect_lt(g.journal_sections, full.journal_sections);
 }
 
@@ -342,7 +343,7 @@ Test(integrity_sb, kernel_example_16m)
 	struct dmt_integrity_geom g;
 	uint8_t s0[512];
 
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	dmt_integrity_sb_encode(&sb, s0);
 	cr_assert_arr_eq(s0, want, sizeof(want));
 }
@@ -442,7 +443,7 @@ static void check_empty_section(bool fixed_hmac)
 	size_t ml = 0;
 	const uint32_t section = 1;
 
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	memcpy(sb.salt, salt16, 16);
 	cr_assert_eq(g.section_sectors, 88);
 	buf = malloc(88 * 512);
@@ -538,7 +539,7 @@ Test(integrity_journal, other_sequences_accepted)
 	struct dmt_integrity_journal_report rep = { 0 };
 	uint8_t *buf;
 
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	buf = malloc((size_t)g.section_sectors * 512);
 	cr_assert(buf);
 	for (unsigned int seq = 0; seq < 4; seq++) {
@@ -685,7 +686,7 @@ Test(integrity_jcrypt, sections_round_trip_and_errors)
 	uint8_t key[32], *buf;
 
 	memset(key, 0x5c, sizeof(key));
-	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g), 0);
+	cr_assert_eq(dmt_integrity_geom_format(&l, &sb, &g, NULL), 0);
 	cr_assert_gt(g.journal_sections, 2);
 	buf = malloc((size_t)g.section_sectors * 512);
 	cr_assert(buf);
@@ -876,7 +877,7 @@ static void ops_teardown(void)
 }
 
 /* Options on an image opened read-write (or created, when missing). */
-static void opts_init(struct dmt_integrity_opts *o, struct dmt_file *meta,
+static void opts_init(struct dmt_integrity_params *o, struct dmt_file *meta,
 		      const char *dev)
 {
 	int err;
@@ -919,8 +920,9 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
      .fini = ops_teardown)
 {
 	char *img = th_path(dir, "img"), *pay = th_path(dir, "payload-file");
-	struct dmt_integrity_opts o;
+	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
+	struct dmt_reason why = {0};
 	struct dmt_integrity_sb sb;
 	struct dmt_file meta, payload;
 	uint64_t first = 0;
@@ -935,12 +937,12 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	 * is unit 2's first (8 MiB units: one thread has two workers, each
 	 * with half the memory budget) */
 	dmt_io_fault_set("payload-file", DMT_IO_READ, 3, EIO, false);
-	cr_assert_eq(dmt_integrity_format(&o, &r), -EIO);
+	cr_assert_eq(dmt_integrity_format(&o, &r, &why), -EIO);
 	dmt_io_fault_clear();
 	/* the failing read is named */
-	cr_expect_eq(r.reason.code, DMT_REASON_INTEGRITY_IO_READ);
-	cr_expect_str_eq(r.reason.path, pay);
-	cr_expect_eq(r.reason.value, EIO);
+	cr_expect_eq(why.code, DMT_REASON_INTEGRITY_IO_READ);
+	cr_expect_str_eq(why.path, pay);
+	cr_expect_eq(why.value, EIO);
 	dmt_file_close(&payload);
 	dmt_file_close(&meta);
 	cr_assert_eq(read_sb(img, &sb), 0);
@@ -949,17 +951,19 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	cr_expect_eq(sb.recalc_sector, 32768);
 	/* tags before recalc_sector are valid: check passes up to there */
 	opts_init(&o, &meta, img);
-	cr_assert_eq(dmt_integrity_check(&o, &r), 0, "reason %d", r.reason.code);
+	cr_assert_eq(dmt_integrity_check(&o, &r, &why), 0, "reason %d",
+		     why.code);
 	cr_expect_eq(r.end_sector, sb.recalc_sector);
-	cr_assert_eq(dmt_integrity_recalculate(&o, &r), 0, "reason %d",
-		     r.reason.code);
+	cr_assert_eq(dmt_integrity_recalculate(&o, &r, &why), 0, "reason %d",
+		     why.code);
 	cr_expect_eq(r.start_sector, sb.recalc_sector);
 	cr_assert_eq(read_sb(img, &sb), 0);
 	/* done: the superblock is a plain formatted one again */
 	cr_expect_eq(sb.flags, 0x18);
 	cr_expect_eq(sb.recalc_sector, 0);
 	cr_expect_eq(sb.version, 5);
-	cr_assert_eq(dmt_integrity_check(&o, &r), 0, "reason %d", r.reason.code);
+	cr_assert_eq(dmt_integrity_check(&o, &r, &why), 0, "reason %d",
+		     why.code);
 	cr_expect_eq(r.end_sector, sb.provided_data_sectors);
 	dmt_file_close(&meta);
 	cr_expect_eq(it_verify_image(img, NULL, "crc32c", NULL, 0, &first), 0,
@@ -973,8 +977,9 @@ Test(integrity_ops, failed_create_leaves_nothing, .init = ops_setup,
      .fini = ops_teardown)
 {
 	char *img = th_path(dir, "new.img"), *cmd;
-	struct dmt_integrity_opts o;
+	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
+	struct dmt_reason why = {0};
 	struct dmt_file meta;
 	char *out = NULL;
 
@@ -982,7 +987,7 @@ Test(integrity_ops, failed_create_leaves_nothing, .init = ops_setup,
 	cr_assert(o.created);
 	o.device_size = 16u << 20;
 	dmt_io_fault_set("new.img", DMT_IO_WRITE, 4, ENOSPC, false);
-	cr_assert_eq(dmt_integrity_format(&o, &r), -ENOSPC);
+	cr_assert_eq(dmt_integrity_format(&o, &r, &why), -ENOSPC);
 	dmt_io_fault_clear();
 	dmt_file_close(&meta);
 	cr_assert_eq(access(img, F_OK), -1);
@@ -1010,8 +1015,9 @@ Test(integrity_ops, progress_and_abort, .init = ops_setup,
      .fini = ops_teardown)
 {
 	char *img = th_path(dir, "img");
-	struct dmt_integrity_opts o;
+	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
+	struct dmt_reason why = {0};
 	struct dmt_integrity_sb sb;
 	struct dmt_file meta;
 	uint64_t v[4] = { 0 };
@@ -1020,13 +1026,13 @@ Test(integrity_ops, progress_and_abort, .init = ops_setup,
 	opts_init(&o, &meta, img);
 	o.progress.fn = count_progress;
 	o.progress.ctx = v;
-	cr_assert_eq(dmt_integrity_format(&o, &r), 0);
+	cr_assert_eq(dmt_integrity_format(&o, &r, &why), 0);
 	cr_expect_gt(v[0], 1);
 	cr_expect_eq(v[1], v[2]);
 	cr_expect_eq(v[2], r.sb.provided_data_sectors * 512);
 	memset(v, 0, sizeof(v));
 	v[3] = 2;
-	cr_assert_eq(dmt_integrity_recalculate(&o, &r), -EINTR);
+	cr_assert_eq(dmt_integrity_recalculate(&o, &r, &why), -EINTR);
 	dmt_file_close(&meta);
 	cr_assert_eq(read_sb(img, &sb), 0);
 	cr_expect(sb.flags & DMT_INTEGRITY_SB_RECALCULATING);
@@ -1044,8 +1050,9 @@ Test(integrity_ops, progress_and_abort, .init = ops_setup,
 static void format_from(const char *img, const char *pay, unsigned int il,
 			unsigned int ss, unsigned int threads)
 {
-	struct dmt_integrity_opts o;
+	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
+	struct dmt_reason why = {0};
 	struct dmt_file meta, payload;
 
 	opts_init(&o, &meta, img);
@@ -1057,8 +1064,8 @@ static void format_from(const char *img, const char *pay, unsigned int il,
 	o.layout.sector_size = ss;
 	o.alg = "sha256";
 	o.threads = threads;
-	cr_assert_eq(dmt_integrity_format(&o, &r), 0, "reason %d",
-		     r.reason.code);
+	cr_assert_eq(dmt_integrity_format(&o, &r, &why), 0, "reason %d",
+		     why.code);
 	dmt_file_close(&payload);
 	dmt_file_close(&meta);
 }
@@ -1066,14 +1073,15 @@ static void format_from(const char *img, const char *pay, unsigned int il,
 static int check_image(const char *img, uint64_t *mismatches,
 		       uint64_t *first_bad)
 {
-	struct dmt_integrity_opts o;
+	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
+	struct dmt_reason why = {0};
 	struct dmt_file meta;
 	int err;
 
 	opts_init(&o, &meta, img);
 	o.alg = "sha256";
-	err = dmt_integrity_check(&o, &r);
+	err = dmt_integrity_check(&o, &r, &why);
 	*mismatches = r.mismatches;
 	*first_bad = r.n_first_bad ? r.first_bad[0] : UINT64_MAX;
 	dmt_file_close(&meta);

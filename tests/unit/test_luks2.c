@@ -29,10 +29,16 @@
 #include "lib/crypt/luks2_priv.h"
 
 static const char pass[] = "test passphrase";
-static const struct dmt_luks2_pbkdf cheap_pbkdf2 = { "pbkdf2", "sha256", 1000,
-						     0, 0 };
-static const struct dmt_luks2_pbkdf cheap_argon2id = { "argon2id", NULL, 1,
-						       32, 1 };
+static const struct dmt_luks2_pbkdf cheap_pbkdf2 = {.type = "pbkdf2",
+						    .hash = "sha256",
+						    .iterations = 1000,
+						    .memory_kb = 0,
+						    .parallel = 0};
+static const struct dmt_luks2_pbkdf cheap_argon2id = {.type = "argon2id",
+						      .hash = NULL,
+						      .iterations = 1,
+						      .memory_kb = 32,
+						      .parallel = 1};
 
 struct image {
 	char *path;		/* header (and data, unless detached) */
@@ -63,7 +69,7 @@ static void make_image(const char *dir, const char *name,
 
 	memset(img, 0, sizeof(*img));
 	img->path = th_path(dir, name);
-	cr_assert_eq(dmt_luks2_create(&h, p, &r), 0, "create: %d %s", r.code,
+	cr_assert_eq(dmt_luks2_create(p, &h, &r), 0, "create: %d %s", r.code,
 		     r.field ? r.field : "");
 	cr_assert_geq(dmt_luks2_add_keyslot(h, kp, pass, strlen(pass), &r), 0,
 		      "add_keyslot: %d", r.code);
@@ -82,14 +88,19 @@ static void make_image(const char *dir, const char *name,
 					   DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
 	buf = malloc(n * seg.sector_size);
 	th_fill_random(buf, n * seg.sector_size, 77);
-	cr_assert_eq(dmt_crypt_open(&c, &(struct dmt_crypt_params){
-		.cipher = seg.cipher, .key = vk, .key_size = img->vk_len,
-		.sector_size = seg.sector_size, .iv_offset = seg.iv_tweak },
-		&r), 0);
+	cr_assert_eq(dmt_crypt_new(
+			     &(struct dmt_crypt_params){
+				     .cipher = seg.cipher,
+				     .key = vk,
+				     .key_size = img->vk_len,
+				     .sector_size = seg.sector_size,
+				     .iv_offset = seg.iv_tweak},
+			     &c, &r),
+		     0);
 	cr_assert_eq(dmt_crypt_encrypt(c, 0, n, buf, buf), 0);
 	cr_assert_eq(dmt_pwrite_full(p->detached ? &d : &f, buf,
 				     n * seg.sector_size, seg.offset), 0);
-	dmt_crypt_close(c);
+	dmt_crypt_free(c);
 	free(buf);
 	if (p->detached)
 		dmt_file_close(&d);
@@ -285,7 +296,7 @@ static void unlock_expect(const char *path, const char *pw, int slot,
 	size_t len;
 
 	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0, "load %s: %d %s", path,
+	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0, "load %s: %d %s", path,
 		     r.code, r.field ? r.field : "");
 	cr_expect_eq(dmt_luks2_unlock(h, -1, pw, strlen(pw), &r), slot,
 		     "unlock '%s'", pw);
@@ -322,7 +333,7 @@ Test(luks2, cryptsetup_addkey_changekey_repair, .timeout = 120)
 		struct dmt_reason r = { 0 };
 
 		cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
-		cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+		cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
 		cr_expect_geq(dmt_luks2_unlock(h, -1, "third", 5, &r), 0);
 		cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r),
 			     -EPERM);
@@ -364,7 +375,7 @@ static void read_theirs(const char *dir, const char *opts, unsigned int ss,
 	cr_assert_geq(crypt_volume_key_get(cd, CRYPT_ANY_SLOT, vk, &vk_len,
 					   pass, strlen(pass)), 0);
 	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0, "%s: %d %s", opts, r.code,
+	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0, "%s: %d %s", opts, r.code,
 		     r.field ? r.field : "");
 	cr_expect_str_eq(dmt_luks2_uuid(h), crypt_get_uuid(cd));
 	cr_expect_str_eq(dmt_luks2_label(h), "theirs");
@@ -413,7 +424,7 @@ static int load_reason(const char *path, struct dmt_reason *r, int *copy)
 
 	memset(r, 0, sizeof(*r));
 	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
-	ret = dmt_luks2_load(&h, &f, r);
+	ret = dmt_luks2_load(&f, &h, r);
 	if (!ret) {
 		*copy = dmt_luks2_loaded_copy(h);
 		cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), r), 0);
@@ -558,7 +569,7 @@ Test(luks2, damaged_keyslot_and_wrong_passphrase, .timeout = 60)
 
 	make_image(dir, "img", &p, &kp, 2, &img);
 	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
 	cr_expect_eq(dmt_luks2_unlock(h, -1, "wrong", 5, &r), -EPERM);
 	cr_expect_eq(r.code, DMT_REASON_LUKS2_WRONG_PASSPHRASE);
 	cr_expect_null(dmt_luks2_volume_key(h, NULL));
@@ -570,7 +581,7 @@ Test(luks2, damaged_keyslot_and_wrong_passphrase, .timeout = 60)
 	/* one flipped byte in the keyslot's material: key lost */
 	th_flip_byte(img.path, 32768 + 1000, 0x04);
 	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
 	cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), -EPERM);
 	dmt_luks2_free(h);
 	dmt_file_close(&f);
@@ -631,7 +642,7 @@ Test(luks2, add_keyslot_to_loaded_header, .timeout = 60)
 
 	make_image(dir, "img", &p, &kp, 2, &img);
 	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_RW), 0);
-	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
 	cr_expect_eq(dmt_luks2_add_keyslot(h, &kp, "x", 1, &r), -EINVAL,
 		     "no volume key before unlock");
 	cr_assert_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), 0);
@@ -663,50 +674,50 @@ Test(luks2, create_refusals)
 	struct dmt_reason r = { 0 };
 	struct dmt_luks2_params p = { .uuid = "not-a-uuid" };
 
-	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_luks2_create(&p, &h, &r), -EINVAL);
 	cr_expect_str_eq(r.field, "uuid");
 	p = (struct dmt_luks2_params){
 		.label = "0123456789012345678901234567890123456789012345678"
 	};
-	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_luks2_create(&p, &h, &r), -EINVAL);
 	cr_expect_str_eq(r.field, "label");
 	p = (struct dmt_luks2_params){ .cipher = "twofish-xts-plain64" };
-	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_luks2_create(&p, &h, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_CRYPT_CIPHER);
 	p = (struct dmt_luks2_params){ .metadata_size = 24576 };
-	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_luks2_create(&p, &h, &r), -EINVAL);
 	cr_expect_str_eq(r.field, "metadata_size");
 	p = (struct dmt_luks2_params){ .data_offset = 16384 };
-	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_luks2_create(&p, &h, &r), -EINVAL);
 	cr_expect_str_eq(r.field, "data_offset");
 	cr_expect_eq(r.min, 32768);
 	p = (struct dmt_luks2_params){ .keyslots_size = 1000 };
-	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_luks2_create(&p, &h, &r), -EINVAL);
 	cr_expect_str_eq(r.field, "keyslots_size");
 	p = (struct dmt_luks2_params){ .keyslots_size = 256u << 20 };
-	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_luks2_create(&p, &h, &r), -EINVAL);
 	/* as luksFormat: a data offset below the asked keyslots area shrinks
 	 * it; a big data offset gives at most 128 MiB */
 	p = (struct dmt_luks2_params){ .data_offset = 1u << 20,
 				       .keyslots_size = 2u << 20 };
-	cr_assert_eq(dmt_luks2_create(&h, &p, &r), 0);
+	cr_assert_eq(dmt_luks2_create(&p, &h, &r), 0);
 	cr_expect_eq(dmt_luks2_keyslots_size(h), (1u << 20) - 32768);
 	dmt_luks2_free(h);
 	p = (struct dmt_luks2_params){ .data_offset = 1ull << 30 };
-	cr_assert_eq(dmt_luks2_create(&h, &p, &r), 0);
+	cr_assert_eq(dmt_luks2_create(&p, &h, &r), 0);
 	cr_expect_eq(dmt_luks2_keyslots_size(h), 128u << 20);
 	dmt_luks2_free(h);
 	p = (struct dmt_luks2_params){ .uuid = "0F2C6BD4-2A4B-4DC3-9D6E-8A3A2FB4C5D1" };
-	cr_assert_eq(dmt_luks2_create(&h, &p, &r), 0);
+	cr_assert_eq(dmt_luks2_create(&p, &h, &r), 0);
 	cr_expect_str_eq(dmt_luks2_uuid(h), "0f2c6bd4-2a4b-4dc3-9d6e-8a3a2fb4c5d1");
 	dmt_luks2_free(h);
 	p = (struct dmt_luks2_params){ .volume_key_size = 48 };
-	cr_expect_eq(dmt_luks2_create(&h, &p, &r), -EINVAL);
+	cr_expect_eq(dmt_luks2_create(&p, &h, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_CRYPT_KEY_SIZE);
 	/* a keyslots area too small for one keyslot (258048 bytes) */
 	p = (struct dmt_luks2_params){ .data_offset = 1u << 20,
 				       .keyslots_size = 4096 * 60 };
-	cr_assert_eq(dmt_luks2_create(&h, &p, &r), 0);
+	cr_assert_eq(dmt_luks2_create(&p, &h, &r), 0);
 	{
 		struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
 
@@ -746,15 +757,20 @@ Test(luks2, decrypts_cryptsetup_reencrypt, .timeout = 120)
 		free(err);
 		err = NULL;
 		cr_assert_eq(dmt_file_open(&f, hdr, DMT_OPEN_READ), 0);
-		cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+		cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
 		cr_assert_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), 0);
 		cr_assert_eq(dmt_luks2_get_segment(h, &seg), 0);
 		cr_expect_eq(seg.sector_size, sizes[i]);
 		vk = dmt_luks2_volume_key(h, &len);
-		cr_assert_eq(dmt_crypt_open(&c, &(struct dmt_crypt_params){
-			.cipher = seg.cipher, .key = vk, .key_size = len,
-			.sector_size = seg.sector_size,
-			.iv_offset = seg.iv_tweak }, &r), 0);
+		cr_assert_eq(dmt_crypt_new(
+				     &(struct dmt_crypt_params){
+					     .cipher = seg.cipher,
+					     .key = vk,
+					     .key_size = len,
+					     .sector_size = seg.sector_size,
+					     .iv_offset = seg.iv_tweak},
+				     &c, &r),
+			     0);
 		enc = th_read_file(data, &len);
 		cr_assert_eq(len, plen);
 		cr_assert_eq(dmt_crypt_decrypt(c, seg.offset / seg.sector_size,
@@ -762,7 +778,7 @@ Test(luks2, decrypts_cryptsetup_reencrypt, .timeout = 120)
 			     0);
 		cr_expect_eq(memcmp(enc, want, plen), 0, "sector size %u",
 			     sizes[i]);
-		dmt_crypt_close(c);
+		dmt_crypt_free(c);
 		dmt_luks2_free(h);
 		dmt_file_close(&f);
 		free(enc);
@@ -836,7 +852,7 @@ Test(luks2, json_as_luksformat_writes_it, .timeout = 60)
 			   "cryptsetup luksDump --dump-json-metadata '%s'",
 			   path, path), 0, "%s", err);
 	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
 	a = json_tokener_parse(dmt_luks2_json(h));
 	b = json_tokener_parse(theirs);
 	cr_assert(a && b);
@@ -862,7 +878,11 @@ Test(luks2, kdf_known_answers_and_benchmark, .timeout = 60)
 		"120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b";
 	static const char argon2i_want[] =
 		"c1628832147d9720c5bd1cfd61367078729f6dfb6f8fea9ff98158e0d7816ed0";
-	struct dmt_luks2_pbkdf k = { "pbkdf2", "sha256", 1, 0, 0 };
+	struct dmt_luks2_pbkdf k = {.type = "pbkdf2",
+				    .hash = "sha256",
+				    .iterations = 1,
+				    .memory_kb = 0,
+				    .parallel = 0};
 	struct dmt_reason r = { 0 };
 	uint8_t out[32];
 	char hex[65];
@@ -872,21 +892,37 @@ Test(luks2, kdf_known_answers_and_benchmark, .timeout = 60)
 	for (int i = 0; i < 32; i++)
 		sprintf(hex + 2 * i, "%02x", out[i]);
 	cr_expect_str_eq(hex, pbkdf2_want);
-	k = (struct dmt_luks2_pbkdf){ "argon2i", NULL, 2, 65536, 1 };
+	k = (struct dmt_luks2_pbkdf){.type = "argon2i",
+				     .hash = NULL,
+				     .iterations = 2,
+				     .memory_kb = 65536,
+				     .parallel = 1};
 	cr_assert_eq(dmt_luks2_kdf(&k, "password", 8,
 				   (const uint8_t *)"somesalt", 8, out, 32, &r),
 		     0);
 	for (int i = 0; i < 32; i++)
 		sprintf(hex + 2 * i, "%02x", out[i]);
 	cr_expect_str_eq(hex, argon2i_want);
-	k = (struct dmt_luks2_pbkdf){ "scrypt", NULL, 1, 0, 0 };
+	k = (struct dmt_luks2_pbkdf){.type = "scrypt",
+				     .hash = NULL,
+				     .iterations = 1,
+				     .memory_kb = 0,
+				     .parallel = 0};
 	cr_expect_eq(dmt_luks2_kdf(&k, "p", 1, out, 16, out, 32, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_LUKS2_KDF);
 
-	k = (struct dmt_luks2_pbkdf){ "pbkdf2", "sha256", 0, 0, 0 };
+	k = (struct dmt_luks2_pbkdf){.type = "pbkdf2",
+				     .hash = "sha256",
+				     .iterations = 0,
+				     .memory_kb = 0,
+				     .parallel = 0};
 	cr_assert_eq(dmt_luks2_pbkdf_benchmark(&k, 20, 64, &r), 0);
 	cr_expect_geq(k.iterations, 1000);
-	k = (struct dmt_luks2_pbkdf){ "argon2id", NULL, 0, 1024, 1 };
+	k = (struct dmt_luks2_pbkdf){.type = "argon2id",
+				     .hash = NULL,
+				     .iterations = 0,
+				     .memory_kb = 1024,
+				     .parallel = 1};
 	cr_assert_eq(dmt_luks2_pbkdf_benchmark(&k, 10, 64, &r), 0);
 	cr_expect_geq(k.iterations, 4);
 	cr_expect_geq(k.memory_kb, 32);
@@ -964,7 +1000,7 @@ Test(luks2, mutated_json_never_crashes, .timeout = 120)
 		}
 		th_write_file(copy, b, len);
 		cr_assert_eq(dmt_file_open(&f, copy, DMT_OPEN_READ), 0);
-		if (dmt_luks2_load(&h, &f, &r) == 0) {
+		if (dmt_luks2_load(&f, &h, &r) == 0) {
 			struct dmt_luks2_segment seg;
 			int slots[DMT_LUKS2_KEYSLOTS_MAX];
 
@@ -1016,7 +1052,7 @@ Test(luks2, keyslot_info_as_libcryptsetup, .timeout = 60)
 	cr_assert_eq(crypt_init(&cd, path), 0);
 	cr_assert_eq(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
 	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&h, &f, &r), 0);
+	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
 	cr_assert_eq(dmt_luks2_keyslots(h, slots), 2);
 	cr_expect_eq(slots[0], 0);
 	cr_expect_eq(slots[1], 3);
@@ -1123,7 +1159,11 @@ Test(luks2, argon2_search_refuses)
 /* cryptsetup's ceilings: half the RAM, 4 lanes and the online CPUs. */
 Test(luks2, argon2_limits)
 {
-	struct dmt_luks2_pbkdf k = { "argon2id", NULL, 0, 0, 0 };
+	struct dmt_luks2_pbkdf k = {.type = "argon2id",
+				    .hash = NULL,
+				    .iterations = 0,
+				    .memory_kb = 0,
+				    .parallel = 0};
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t half = (uint64_t)sysconf(_SC_PHYS_PAGES) *
 			(uint64_t)sysconf(_SC_PAGESIZE) / 2048;
@@ -1131,12 +1171,20 @@ Test(luks2, argon2_limits)
 	dmt_luks2_pbkdf_limit(&k);
 	cr_expect_eq(k.memory_kb, half < (1u << 20) ? half : 1u << 20);
 	cr_expect_eq(k.parallel, cpus < 4 ? (uint32_t)cpus : 4);
-	k = (struct dmt_luks2_pbkdf){ "argon2i", NULL, 4, 4u << 20, 8 };
+	k = (struct dmt_luks2_pbkdf){.type = "argon2i",
+				     .hash = NULL,
+				     .iterations = 4,
+				     .memory_kb = 4u << 20,
+				     .parallel = 8};
 	dmt_luks2_pbkdf_limit(&k);
 	cr_expect_leq(k.memory_kb, half);
 	cr_expect_leq(k.parallel, 4);
 	cr_expect_leq(k.parallel, (uint32_t)cpus);
-	k = (struct dmt_luks2_pbkdf){ "pbkdf2", "sha256", 1000, 0, 0 };
+	k = (struct dmt_luks2_pbkdf){.type = "pbkdf2",
+				     .hash = "sha256",
+				     .iterations = 1000,
+				     .memory_kb = 0,
+				     .parallel = 0};
 	dmt_luks2_pbkdf_limit(&k);
 	cr_expect_eq(k.memory_kb, 0);
 	cr_expect_eq(k.parallel, 0);

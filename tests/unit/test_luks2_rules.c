@@ -116,7 +116,7 @@ static int ours_lib(struct run *x, char *why, size_t size, char **text)
 
 	*text = NULL;
 	cr_assert_eq(dmt_file_open(&f, x->file, DMT_OPEN_READ), 0);
-	ret = dmt_luks2_load(&h, &f, &r);
+	ret = dmt_luks2_load(&f, &h, &r);
 	snprintf(why, size, "%s", r.field ? r.field : "");
 	if (!ret)
 		cr_assert_eq(dmt_luks2_dump(h, text), 0);

@@ -84,7 +84,7 @@ static int auth_header(struct cli *c, const struct dmt_auth_spec *s,
 		return err;
 	/* the parameters checked before the benchmark and the passphrase */
 	p.volume_key = ct->key.p;
-	err = dmt_luks2_create_auth(&ct->luks, &p, s, &why);
+	err = dmt_luks2_create_auth(&p, s, &ct->luks, &why);
 	if (err) {
 		ct_print_why(c, &why, err, NULL, "cannot create the header");
 		return err;
@@ -193,8 +193,9 @@ int ct_auth_format(struct cli *c)
 {
 	struct ct *ct = ct_of(c);
 	struct dmt_auth_spec s;
-	struct dmt_auth_image im = { 0 };
+	struct dmt_auth_image_params im = {0};
 	struct dmt_auth_result r;
+	struct dmt_reason why = {0};
 	struct dmt_luks2_pbkdf pbkdf;
 	struct ct_map m;
 	uint64_t payload, want;
@@ -227,7 +228,7 @@ int ct_auth_format(struct cli *c)
 	tool_progress_init(&ct->progress, ct->image, "written",
 			   c->progress_frequency, c->progress_json);
 	im.progress = tool_progress_hook(&ct->progress);
-	err = dmt_auth_format(&im, &r);
+	err = dmt_auth_format(&im, &r, &why);
 	tool_progress_finish(&ct->progress, !err);
 	if (err == -EINTR) {
 		tool_err("%s: format interrupted; %s", ct->image, created ?
@@ -235,7 +236,7 @@ int ct_auth_format(struct cli *c)
 			 "the image is incomplete (run format again)");
 		return err;
 	}
-	if (err == -ENOSPC && r.reason.code == DMT_REASON_AUTH_TOO_SMALL) {
+	if (err == -ENOSPC && why.code == DMT_REASON_AUTH_TOO_SMALL) {
 		tool_err("%s: the payload (%" PRIu64 " bytes) needs a device of %"
 			 PRIu64 " bytes with --integrity %s and %u-byte sectors, the device would have %" PRIu64,
 			 ct->image, r.payload_bytes, r.need_bytes, s.integrity,
@@ -243,7 +244,7 @@ int ct_auth_format(struct cli *c)
 		return err;
 	}
 	if (err) {
-		ct_print_why(c, &r.reason, err, ct->image, "format failed");
+		ct_print_why(c, &why, err, ct->image, "format failed");
 		return err;
 	}
 	err = ct_finish_output(&ct->image_file, created);
@@ -278,14 +279,14 @@ int ct_auth_size(struct cli *c, uint64_t payload)
 		return err;
 	/* the header format would write (a throw-away volume key) */
 	p.digest_iterations = 1000;
-	err = dmt_luks2_create_auth(&ct->luks, &p, &s, &why);
+	err = dmt_luks2_create_auth(&p, &s, &ct->luks, &why);
 	if (err) {
 		ct_print_why(c, &why, err, NULL, "invalid parameters");
 		return err;
 	}
 	dmt_luks2_get_segment(ct->luks, &seg);
 	err = dmt_auth_min_device(&s, m.sector_size, seg.offset, 0, payload,
-				  &bytes);
+				  &bytes, NULL);
 	if (err) {
 		tool_err("--payload-size %" PRIu64 ": too large for --integrity %s",
 			 payload, s.integrity);
@@ -370,12 +371,12 @@ void ct_auth_result_json(struct cli *c, const struct dmt_auth_result *r,
 
 /* An image with an integrity segment into im (after ct_luks2_unlock),
  * progress under name. */
-void ct_auth_image(struct cli *c, struct dmt_auth_image *im,
-		       const char *name, const char *verb)
+void ct_auth_image(struct cli *c, struct dmt_auth_image_params *im,
+		   const char *name, const char *verb)
 {
 	struct ct *ct = ct_of(c);
 
-	memset(im, 0, sizeof(*im));
+	dmt_auth_image_params_init(im);
 	im->h = ct->luks;
 	im->header = cli_given(c, O_HEADER) ? &ct->header_file : NULL;
 	im->data = &ct->image_file;
@@ -389,8 +390,9 @@ void ct_auth_image(struct cli *c, struct dmt_auth_image *im,
 int ct_auth_decrypt(struct cli *c, const char *out)
 {
 	struct ct *ct = ct_of(c);
-	struct dmt_auth_image im;
+	struct dmt_auth_image_params im;
 	struct dmt_auth_result r;
+	struct dmt_reason why = {0};
 	bool created, allow = cli_given(c, O_ALLOW_BAD);
 	int done, err = ct_open_output(&ct->out_file, out, false, &created);
 
@@ -399,12 +401,12 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 	ct_auth_image(c, &im, ct->image, "written");
 	im.output = &ct->out_file;
 	im.allow_bad = allow;
-	err = dmt_auth_decrypt_image(&im, &r);
+	err = dmt_auth_decrypt_image(&im, &r, &why);
 	tool_progress_finish(&ct->progress, !err || err == -EBADMSG);
 	if (err == -EINTR)
 		return err;
 	if (err && err != -EBADMSG) {
-		ct_print_why(c, &r.reason, err, ct->image, "decrypt failed");
+		ct_print_why(c, &why, err, ct->image, "decrypt failed");
 		return err;
 	}
 	ct_auth_report_bad(c, &r, allow ? "; written as decrypted (--allow-bad-sectors)" :

@@ -14,8 +14,9 @@
 int ct_cmd_check(struct cli *c)
 {
 	struct ct *ct = ct_of(c);
-	struct dmt_auth_image im;
+	struct dmt_auth_image_params im;
 	struct dmt_auth_result r;
+	struct dmt_reason why = {0};
 	int err;
 
 	err = dmt_file_open(&ct->image_file, ct->image,
@@ -33,12 +34,12 @@ int ct_cmd_check(struct cli *c)
 		return -EMEDIUMTYPE;
 	}
 	ct_auth_image(c, &im, ct->image, "verified");
-	err = dmt_auth_check(&im, &r);
+	err = dmt_auth_check(&im, &r, &why);
 	tool_progress_finish(&ct->progress, !err || err == -EBADMSG);
 	if (err == -EINTR)
 		return err;
 	if (err && err != -EBADMSG) {
-		ct_print_why(c, &r.reason, err, ct->image, "check failed");
+		ct_print_why(c, &why, err, ct->image, "check failed");
 		return err;
 	}
 	ct_auth_report_bad(c, &r, "");

@@ -37,7 +37,7 @@ int ct_luks2_unlock(struct cli *c)
 			return err;
 		}
 	}
-	err = dmt_luks2_load(&ct->luks, hf, &why);
+	err = dmt_luks2_load(hf, &ct->luks, &why);
 	if (err) {
 		ct_print_why(c, &why, err, dmt_file_path(hf), "cannot read the header");
 		return load_error(err);

@@ -41,7 +41,7 @@ int ct_cmd_dump(struct cli *c)
 		tool_err_errno(path, "cannot read", err);
 		return err;
 	}
-	err = dmt_luks2_load(&ct->luks, &ct->header_file, &why);
+	err = dmt_luks2_load(&ct->header_file, &ct->luks, &why);
 	if (err) {
 		ct_print_why(c, &why, err, path, "cannot read the header");
 		return err == -ENOMEM ? err : -EMEDIUMTYPE;

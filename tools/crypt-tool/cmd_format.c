@@ -349,7 +349,7 @@ static int luks2_header(struct cli *c, struct plan *pl)
 		return err;
 	/* the parameters checked before the benchmark and the passphrase */
 	p.volume_key = ct->key.p;
-	err = dmt_luks2_create(&ct->luks, &p, &why);
+	err = dmt_luks2_create(&p, &ct->luks, &why);
 	if (err) {
 		ct_print_why(c, &why, err, NULL, "cannot create the header");
 		return err;

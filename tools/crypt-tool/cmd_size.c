@@ -46,7 +46,7 @@ int ct_cmd_size(struct cli *c)
 		/* the header luksFormat would write (a throw-away volume key;
 		 * its digest needs no benchmark) */
 		p.digest_iterations = 1000;
-		err = dmt_luks2_create(&ct->luks, &p, &why);
+		err = dmt_luks2_create(&p, &ct->luks, &why);
 		if (err) {
 			ct_print_why(c, &why, err, NULL, "invalid parameters");
 			return err;

@@ -162,9 +162,9 @@ bool ct_auth_header(struct cli *c);
 /* What check (cmd_check.c) and decrypt share: the image with its
  * integrity segment into im (after ct_luks2_unlock, progress under name),
  * the failing sectors on stdout and stderr, the --json result. */
-struct dmt_auth_image;
+struct dmt_auth_image_params;
 struct dmt_auth_result;
-void ct_auth_image(struct cli *c, struct dmt_auth_image *im,
+void ct_auth_image(struct cli *c, struct dmt_auth_image_params *im,
 		   const char *name, const char *verb);
 void ct_auth_report_bad(struct cli *c, const struct dmt_auth_result *r,
 			const char *what);

@@ -61,30 +61,39 @@ int ct_stream(struct cli *c, const struct ct_map *m, const uint8_t *key,
 	struct ct *ct = ct_of(c);
 	struct dmt_reason why = { 0 };
 	struct dmt_crypt *eng = NULL;
-	struct dmt_crypt_stream s = {
-		.in = in, .out = out, .in_offset = in_off,
-		.out_offset = out_off, .bytes = bytes,
-		.first_sector = first_sector, .encrypt = encrypt,
+	struct dmt_crypt_stream_params s = {
+		.in = in,
+		.out = out,
+		.in_offset = in_off,
+		.out_offset = out_off,
+		.bytes = bytes,
+		.first_sector = first_sector,
+		.encrypt = encrypt,
 		.progress = tool_progress_hook(&ct->progress),
 	};
 	int err;
 
 	if (!bytes)
 		return 0;
-	err = dmt_crypt_open(&eng, &(struct dmt_crypt_params){
-		.cipher = m->cipher, .key = key, .key_size = m->key_size,
-		.sector_size = m->sector_size,
-		.iv_large_sectors = m->iv_large_sectors,
-		.iv_offset = m->iv_offset, .threads = c->threads,
-		.engine = tool_engine_spec() }, &why);
+	err = dmt_crypt_new(
+		&(struct dmt_crypt_params){.cipher = m->cipher,
+					   .key = key,
+					   .key_size = m->key_size,
+					   .sector_size = m->sector_size,
+					   .iv_large_sectors =
+						   m->iv_large_sectors,
+					   .iv_offset = m->iv_offset,
+					   .threads = c->threads,
+					   .engine = tool_engine_spec()},
+		&eng, &why);
 	if (err) {
 		ct_print_why(c, &why, err, NULL, "cipher setup");
 		return err;
 	}
 	tool_verbose("%s: %s on %u %s", ct->image, dmt_crypt_engine_name(eng),
 		     c->threads, cli_plural(c->threads, "thread", "threads"));
-	err = dmt_crypt_stream_run(eng, &s);
-	dmt_crypt_close(eng);
+	err = dmt_crypt_stream_run(eng, &s, NULL);
+	dmt_crypt_free(eng);
 	/* a reader gone (EPIPE) is the output's, which the caller names */
 	if (err && err != -EINTR && err != -EPIPE)
 		tool_err_errno(ct->image, encrypt ? "encryption failed" :

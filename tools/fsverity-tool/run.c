@@ -136,7 +136,8 @@ static size_t user_index(const void *user)
 	return (size_t)(uintptr_t)user - 1;
 }
 
-static int on_done(void *ctx, const struct dmt_fsverity_result *res)
+static int on_done(void *ctx, const struct dmt_fsverity_result *res,
+		   const struct dmt_reason *r)
 {
 	struct cli *c = ctx;
 	struct fvt *f = fvt_of(c);
@@ -149,16 +150,16 @@ static int on_done(void *ctx, const struct dmt_fsverity_result *res)
 	e->err = res->err;
 	e->why = NULL; /* a character device's mark (fvt_run_push) */
 	if (res->err && unstated &&
-	    res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR &&
-	    S_ISCHR((mode_t)res->reason.value) && !empty_digest(f, e)) {
+	    r->code == DMT_REASON_FSVERITY_NOT_REGULAR &&
+	    S_ISCHR((mode_t)r->value) && !empty_digest(f, e)) {
 		e->err = 0;
 		e->size = 0;
 	} else if (res->err && unstated &&
-		   res->reason.code == DMT_REASON_FSVERITY_NOT_REGULAR) {
+		   r->code == DMT_REASON_FSVERITY_NOT_REGULAR) {
 		/* what the listing would have said with a stat */
-		fvt_not_regular(e, (mode_t)res->reason.value);
+		fvt_not_regular(e, (mode_t)r->value);
 	} else if (res->err) {
-		e->reason = res->reason;
+		e->reason = *r;
 		e->reason.path = e->path; /* res->path dies after the call */
 	} else {
 		e->digest = res->digest;
@@ -252,7 +253,7 @@ int fvt_run_push(struct cli *c)
 			   fvt_out_is_open(&f->desc_out)) {
 			file.metadata_callbacks = &f->joint_cb;
 		}
-		err = dmt_fsverity_batch_add(f->batch, &file);
+		err = dmt_fsverity_batch_add(f->batch, &file, NULL);
 	}
 	if (!err)
 		err = flush_ready(c); /* errors found while listing */

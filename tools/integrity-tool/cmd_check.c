@@ -49,10 +49,10 @@ static void print_json(struct cli *c, const struct dmt_integrity_result *r,
 		cli_json_add_str(j, "data_device", it->data_path);
 	cli_json_add_str(j, "result", !err ? "ok" :
 			 err == -EBADMSG ? "mismatch" : "not clean");
-	if (r->reason.code && err) {
+	if (it->why.code && err) {
 		char why[512];
 
-		cli_reason_text(c, &r->reason, why, sizeof(why));
+		cli_reason_text(c, &it->why, why, sizeof(why));
 		cli_json_add_str(j, "reason", why);
 	}
 	if (hint[0])
@@ -162,8 +162,8 @@ static int run_library(struct cli *c, bool recalc,
 			   recalc ? "recalculated" : "verified",
 			   c->progress_frequency, c->progress_json);
 	it->o.progress = tool_progress_hook(&it->progress);
-	err = recalc ? dmt_integrity_recalculate(&it->o, r) :
-		       dmt_integrity_check(&it->o, r);
+	err = recalc ? dmt_integrity_recalculate(&it->o, r, &it->why)
+		     : dmt_integrity_check(&it->o, r, &it->why);
 	tool_progress_finish(&it->progress, !err || err == -EBADMSG);
 	if (r->sb.version)
 		it_debug_geometry(r);

@@ -11,7 +11,7 @@
 
 static int device_size_opt(struct cli *c)
 {
-	struct dmt_integrity_opts *o = &it_of(c)->o;
+	struct dmt_integrity_params *o = &it_of(c)->o;
 	const char *s = cli_str(c, O_DEVICE_SIZE);
 
 	if (!s)
@@ -72,7 +72,7 @@ static void report_failure(struct cli *c, const struct dmt_integrity_result *r,
 static void print_json(struct cli *c, const struct dmt_integrity_result *r)
 {
 	const struct it *it = it_of(c);
-	const struct dmt_integrity_opts *o = &it->o;
+	const struct dmt_integrity_params *o = &it->o;
 	json_object *j = json_object_new_object();
 	const char *why;
 	char table[2048];
@@ -189,7 +189,7 @@ int it_cmd_format(struct cli *c)
 		err = it_open_files(c);
 	if (err)
 		return err;
-	err = dmt_integrity_format_plan(&it->o, &r);
+	err = dmt_integrity_format_plan(&it->o, &r, &it->why);
 	if (err) {
 		report_failure(c, &r, err);
 		return err;
@@ -203,7 +203,7 @@ int it_cmd_format(struct cli *c)
 	it->o.progress = tool_progress_hook(&it->progress);
 	if (it->progress.enabled)
 		print_summary(c, &r);
-	err = dmt_integrity_format_write(&it->o, &r);
+	err = dmt_integrity_format_write(&it->o, &r, &it->why);
 	tool_progress_finish(&it->progress, !err);
 	if (err) {
 		report_failure(c, &r, err);

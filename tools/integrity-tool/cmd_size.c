@@ -83,14 +83,14 @@ int it_cmd_size(struct cli *c)
 		data_bytes = need * 512;
 		l.data_dev_sectors = need ? need : l.sector_size / 512;
 	}
-	err = dmt_integrity_min_device(&l, need, &bytes);
+	err = dmt_integrity_min_device(&l, need, &bytes, NULL);
 	if (err) {
 		tool_err("no device size can hold %" PRIu64 " bytes with these options",
 			 payload);
 		return err;
 	}
 	l.dev_sectors = bytes >> 9;
-	err = dmt_integrity_geom_format(&l, &sb, &g);
+	err = dmt_integrity_geom_format(&l, &sb, &g, NULL);
 	if (err) {
 		tool_err("invalid parameters: %s", dmt_strerror(err));
 		return err;

@@ -41,7 +41,7 @@ static int distinct(const char *device, const char *other, const char *what)
 static int open_device(struct cli *c, int flags)
 {
 	struct it *it = it_of(c);
-	struct dmt_integrity_opts *o = &it->o;
+	struct dmt_integrity_params *o = &it->o;
 	bool can_create = o->device_size || o->device_size_auto;
 	struct stat st;
 	int err;
@@ -72,7 +72,7 @@ static int open_device(struct cli *c, int flags)
 int it_open_files(struct cli *c)
 {
 	struct it *it = it_of(c);
-	struct dmt_integrity_opts *o = &it->o;
+	struct dmt_integrity_params *o = &it->o;
 	const char *data = cli_str(c, O_DATA_DEVICE);
 	const char *payload = cli_str(c, O_DATA_FROM);
 	bool rw = c->cmd == CMD_FORMAT || c->cmd == CMD_RECALC;

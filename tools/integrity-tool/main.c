@@ -153,7 +153,7 @@ static int prepare(struct cli *c)
 		err = it_fill_salt(c);
 	/* algorithms and keys before any file is opened */
 	if (!err && c->cmd != CMD_SIZE)
-		err = dmt_integrity_opts_check(&it->o, &why);
+		err = dmt_integrity_params_check(&it->o, &why);
 	if (err && why.code)
 		cli_reason_err(c, &why);
 	return err;

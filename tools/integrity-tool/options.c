@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * integrity-tool: the options into struct dmt_integrity_opts: layout
+ * integrity-tool: the options into struct dmt_integrity_params: layout
  * choices, the three keys (read from their files with one rule: a file
  * that is missing or unreadable is exit 4, one of the wrong size exit 1)
  * and the salt.
@@ -155,7 +155,7 @@ static int key_option_pairs(struct cli *c)
 int it_fill_keys(struct cli *c)
 {
 	struct it *it = it_of(c);
-	struct dmt_integrity_opts *o = &it->o;
+	struct dmt_integrity_params *o = &it->o;
 	int err = key_option_pairs(c);
 
 	if (!err && cli_given(c, O_KEY_FILE)) {

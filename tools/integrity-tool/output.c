@@ -137,7 +137,7 @@ static void add_arg(struct opts_buf *b, const char *fmt, const char *s1,
 static bool table_opts(const struct it *it, const struct dmt_integrity_sb *sb,
 		       struct opts_buf *b)
 {
-	const struct dmt_integrity_opts *o = &it->o;
+	const struct dmt_integrity_params *o = &it->o;
 	char path[1024], bs[16];
 
 	if (it->data_path) {

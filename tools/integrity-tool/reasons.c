@@ -170,7 +170,7 @@ void it_print_why(const struct cli *c, const struct dmt_integrity_result *r,
 		  int err)
 {
 	const struct it *it = c->priv;
-	struct dmt_reason why = r->reason;
+	struct dmt_reason why = it->why;
 
 	if (!why.code) {
 		tool_err_errno(it->device, "failed", err);
