@@ -124,16 +124,20 @@ static char *join(const char *dir, const char *name)
 }
 
 /* Entries per block of a streamed run (the batch's window). */
-#define STREAM_BLOCK 8192
+#define STREAM_BLOCK 512
 
-/* Streaming: a full block of new entries to the batch. */
+/* Streaming: a full block of new entries to the batch, hashed and
+ * printed then, so that the next block reuses the list's memory and the
+ * batch's. */
 static int stream_block(struct walk *w)
 {
 	struct fvt *f = w->f;
+	int err;
 
 	if (!f->streaming || f->list.base + f->list.n - f->queued < STREAM_BLOCK)
 		return 0;
-	return fvt_run_push(w->c);
+	err = fvt_run_push(w->c);
+	return err ? err : fvt_run_drain(w->c);
 }
 
 /* Room for n more entries (at most a streamed block's). */
