@@ -7,7 +7,11 @@
 #          real /usr (log-normal, median ~5 KB, a tail to 64 MiB; fixed
 #          seed), vs `xargs -n 1000 fsverity digest` and the same with
 #          -P$(nproc);
-#   small  as many files of 0-16 KiB, vs `xargs -n 1000 fsverity digest`.
+#   small  as many files of 0-16 KiB, vs `xargs -n 1000 fsverity digest`;
+#          and as a drop-in, `xargs -n 1000 fsverity-tool digest` (files
+#          as arguments, one process per 1,000) vs the same (issue 24:
+#          >= 1.5x), with the cost per call of each and of the same
+#          files through --files-from.
 # Every command runs RUNS times interleaved (default 3); medians compared
 # (wall time; peak RSS printed beside);
 # outputs of both tools are checked equal first.  Issue 12's targets: big
@@ -21,7 +25,8 @@
 # fsverity's first), and those system calls alone.  The target is met only
 # where the floor leaves room for it.
 #
-# Environment: FSVERITY_TOOL (binary, required), BENCH_FSVERITY_BIG,
+# Environment: FSVERITY_TOOL (binary, required), BENCH_SUMMARY_DIR (where
+# to write summary-fsverity.tsv for bench_summary.sh), BENCH_FSVERITY_BIG,
 # BENCH_FSVERITY_FILES, BENCH_FSVERITY_RUNS, BENCH_FSVERITY_DIR (scratch,
 # default /var/tmp), BENCH_FSVERITY_THREADS (default: all CPUs),
 # BENCH_FSVERITY_KEEP=DIR (generate the trees in DIR and keep them; a later
@@ -139,6 +144,13 @@ cmp -s mine.out theirs.out || {
 	echo "bench-fsverity: outputs of fsverity-tool and fsverity differ" >&2
 	exit 1
 }
+# the drop-in: the same files as arguments, 1,000 per process
+xargs -n 1000 fsverity digest <small.list >theirs.out
+xargs -n 1000 "$tool" digest $threads <small.list >mine.out
+cmp -s mine.out theirs.out || {
+	echo "bench-fsverity: xargs fsverity-tool and xargs fsverity differ" >&2
+	exit 1
+}
 if [ -n "$floor" ]; then
 	"$floor" -t "$ncpu" -p small.list >floor.out
 	xargs -n 1000 fsverity digest <small.list >theirs.out
@@ -148,12 +160,13 @@ if [ -n "$floor" ]; then
 	}
 fi
 
-# run NAME CMD...: one timed run, "wall maxrss(KiB)" appended to NAME.times
+# run NAME CMD...: one timed run, "wall maxrss(KiB) cpu(user+sys)"
+# appended to NAME.times
 run() {
 	name=$1
 	shift
-	/usr/bin/time -f '%e %M' -o "$name.t" "$@" >/dev/null
-	tail -n1 "$name.t" >>"$name.times"
+	/usr/bin/time -f '%e %M %U %S' -o "$name.t" "$@" >/dev/null
+	tail -n1 "$name.t" | awk '{ print $1, $2, $3 + $4 }' >>"$name.times"
 }
 # median NAME [COLUMN]: of the wall times (or maxrss, column 2)
 median() { sort -n -k"${2:-1}" "$1.times" | awk -v c="${2:-1}" '{v[NR] = $c} END {
@@ -169,6 +182,7 @@ while [ $i -lt "$runs" ]; do
 	run usr_fsvP sh -c "xargs -n 1000 -P$ncpu fsverity digest <usr.list"
 	run small_ours "$tool" digest $threads --files-from small.list
 	run small_fsv sh -c 'xargs -n 1000 fsverity digest <small.list'
+	run small_oursx sh -c "xargs -n 1000 '$tool' digest $threads <small.list"
 	if [ -n "$floor" ]; then
 		run small_floor "$floor" -t "$ncpu" small.list
 		run small_sys "$floor" -t "$ncpu" -s small.list
@@ -199,4 +213,27 @@ if [ -n "$floor" ]; then
 	printf '%-44s %8.3f s (the system calls alone)  maxrss %sM\n' \
 		"  floor: open, fstat, pread, close per file" "$(median small_sys)" \
 		"$(mib small_sys)"
+fi
+# The drop-in (issue 24, point 1): per call of 1,000 files, ours as
+# arguments, fsverity's, and ours through --files-from (the same files in
+# one process); the ratio of the wall times, and of the CPU times.
+calls=$(( (nfiles + 999) / 1000 ))
+per_call() { awk -v t="$1" -v n="$calls" 'BEGIN { printf "%.1f", t * 1000 / n }'; }
+ox=$(median small_oursx)
+tx=$(median small_fsv)
+rx=$(ratio "$tx" "$ox")
+crx=$(ratio "$(median small_fsv 3)" "$(median small_oursx 3)")
+if awk -v v="$rx" 'BEGIN { exit !(v >= 1.5) }'; then verdict=ok; else verdict=MISSED; fi
+printf '%-44s %8.3f s vs %8.3f s  %6sx (target >= 1.5x) %s; cpu %sx\n' \
+	"$nfiles files of 0-16 KiB, xargs -n 1000 both" "$ox" "$tx" "$rx" \
+	"$verdict" "$crx"
+printf '%-44s %s ms ours, %s ms fsverity; --files-from %s ms per 1,000\n' \
+	"  per call of 1,000 files (wall)" "$(per_call "$ox")" \
+	"$(per_call "$tx")" "$(per_call "$(median small_ours)")"
+if [ -n "${BENCH_SUMMARY_DIR:-}" ]; then
+	printf 'fsverity-xargs\t%s\t-\t%s vs %s ms per call of 1000 (--files-from %s), cpu %s, median of %s, load %s\n' \
+		"$rx" "$(per_call "$ox")" "$(per_call "$tx")" \
+		"$(per_call "$(median small_ours)")" "$crx" "$runs" \
+		"$(cut -d' ' -f1-3 /proc/loadavg)" \
+		>"$BENCH_SUMMARY_DIR/summary-fsverity.tsv"
 fi

@@ -6,7 +6,7 @@
 # Usage: bench_summary.sh <dir> <verity-tool>
 #   <dir> holds the rows the benches wrote (summary-hash.tsv,
 #   summary-verity.tsv, summary-fec.tsv, summary-integrity.tsv,
-#   summary-crypt.tsv, summary-start.tsv: key,
+#   summary-crypt.tsv, summary-fsverity.tsv, summary-start.tsv: key,
 #   value, backend, detail, tab-separated).  Writes <dir>/summary.tsv:
 #   "#" lines naming the CPU, then a header line and one row per ratio
 #   (key, description, value, op, target, status, backend, detail).
@@ -25,6 +25,8 @@
 #                    copy floor (dd conv=notrunc, copy_floor -t 2)
 #                    (issue 24)                                  <= 1.3
 #   crypt-disk-dd    crypt-tool format on disk / dd conv=fsync   <= 1.15
+#   fsverity-xargs   `xargs -n 1000 fsverity digest` / the same with
+#                    fsverity-tool, 50,000 files of 0-16 KiB (issue 24) >= 1.5
 #   start-*          the peer's process start / ours, median of 30
 #                    whole runs (fsverity digest, veritysetup
 #                    format; issue 24)                           >= 0.95
@@ -81,12 +83,14 @@ integrity-format|integrity format / dd oflag=direct,fsync|<=|1.2
 integrity-check|integrity check / dd iflag=direct, cold|<=|1.2
 crypt-shm-floor|crypt format in place / best copy floor, shm|<=|1.3
 crypt-disk-dd|crypt format / dd conv=fsync, disk|<=|1.15
+fsverity-xargs|xargs -n 1000 fsverity / fsverity-tool, small files|>=|1.5
 start-fsverity|fsverity digest / ours, process start|>=|0.95
 start-verity|veritysetup format / ours, process start|>=|0.95"
 
 rows=$(cat "$dir"/summary-hash.tsv "$dir"/summary-verity.tsv \
 	"$dir"/summary-fec.tsv "$dir"/summary-integrity.tsv \
-	"$dir"/summary-crypt.tsv "$dir"/summary-start.tsv 2>/dev/null || :)
+	"$dir"/summary-crypt.tsv "$dir"/summary-fsverity.tsv \
+	"$dir"/summary-start.tsv 2>/dev/null || :)
 status=0
 missed=0
 total=0

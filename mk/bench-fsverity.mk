@@ -16,7 +16,9 @@ $(FSVERITY_FLOOR): $(O)/bench/fsverity_floor.o $(LIB)
 
 bench-fsverity: $(O)/fsverity-tool $(FSVERITY_FLOOR)
 	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh bench fsverity bc time
+	$(Q)mkdir -p $(O)/bench
 	FSVERITY_TOOL=$(abspath $(O)/fsverity-tool) \
 		FSVERITY_FLOOR=$(abspath $(FSVERITY_FLOOR)) \
+		BENCH_SUMMARY_DIR=$(abspath $(O)/bench) \
 		sh bench/bench_fsverity.sh
 -include $(O)/bench/fsverity_floor.d

@@ -3,42 +3,66 @@
 #include <dmt/threads.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
+
+/* The start of a small file into buf (NUL-terminated; "" when it
+ * cannot be read): one open, read and close, no stdio buffer. */
+static void read_line(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+}
+
+/* A decimal number at *s (after blanks), or -1; *s moves past it. */
+static long long parse_num(const char **s)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(*s, &end, 10);
+	if (end == *s || errno)
+		return -1;
+	*s = end;
+	return v;
+}
 
 /* cgroup v2 "cpu.max" ("max 100000" or "150000 100000"), or v1 quota. */
 static unsigned int cgroup_cpu_limit(void)
 {
 	long long quota = -1, period = 0;
+	const char *s;
 	char buf[128];
-	FILE *fp;
 
-	fp = fopen("/sys/fs/cgroup/cpu.max", "r");
-	if (fp) {
-		if (fgets(buf, sizeof(buf), fp) && strncmp(buf, "max", 3) &&
-		    sscanf(buf, "%lld %lld", &quota, &period) != 2)
-			quota = -1;
-		fclose(fp);
+	read_line("/sys/fs/cgroup/cpu.max", buf, sizeof(buf));
+	if (*buf) {
+		s = buf;
+		if (strncmp(buf, "max", 3)) {
+			quota = parse_num(&s);
+			period = parse_num(&s);
+		}
 	} else {
-		fp = fopen("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "r");
-		if (fp) {
-			if (fscanf(fp, "%lld", &quota) != 1)
-				quota = -1;
-			fclose(fp);
-		}
-		fp = fopen("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "r");
-		if (fp) {
-			if (fscanf(fp, "%lld", &period) != 1)
-				period = 0;
-			fclose(fp);
-		}
+		read_line("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", buf,
+			  sizeof(buf));
+		s = buf;
+		quota = parse_num(&s);
+		read_line("/sys/fs/cgroup/cpu/cpu.cfs_period_us", buf,
+			  sizeof(buf));
+		s = buf;
+		period = parse_num(&s);
 	}
 	if (quota <= 0 || period <= 0)
 		return 0;

@@ -45,6 +45,11 @@
 /* A chunk: this many files or this much data (its files' slots). */
 #define CHUNK_FILES 32
 #define CHUNK_BYTES (256u << 10)
+/* A worker hashes its pending files once they hold this much data (and
+ * a file more would not fit): the part of its buffer that small files
+ * touch stays small (a first touch of a page costs more than hashing it
+ * on some VMs), and the engine's lanes are still filled. */
+#define PEND_BYTES (128u << 10)
 /* Files over a worker's buffer are streamed by one worker alone when
  * they are at most a SOLO_SHARE-th of the window's bytes per worker and
  * SOLO_CAP (the biggest go first, so no worker is left with one at the
@@ -120,7 +125,9 @@ struct bworker {
 	struct item *pend[CHUNK_FILES];
 	uint8_t *pend_tree[CHUNK_FILES];
 	uint64_t pend_off[CHUNK_FILES]; /* data in io */
-	struct fv_geo g[CHUNK_FILES];
+	/* CHUNK_FILES geometries (33 KiB), each written before it is read:
+	 * malloc'ed, not zeroed, so that only the ones used are touched */
+	struct fv_geo *g;
 };
 
 struct dmt_fsverity_batch {
@@ -156,26 +163,11 @@ static uint64_t slot_bytes(const struct dmt_fsverity_batch *b, uint64_t size)
 
 static int alloc_bworkers(struct dmt_fsverity_batch *b)
 {
-	const struct fv_engine *e = &b->e;
-	int err;
-
-	b->bw = calloc(e->threads, sizeof(*b->bw));
+	b->bw = calloc(b->e.threads, sizeof(*b->bw));
 	if (!b->bw)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < e->threads; i++) {
-		struct bworker *bw = &b->bw[i];
-
-		bw->dir_fd = -1;
-		err = dmt_hasher_clone(e->hdesc, &bw->hdesc);
-		if (err)
-			return err;
-		bw->msgs = malloc(e->item_blocks * sizeof(*bw->msgs));
-		bw->outs = malloc(e->item_blocks * sizeof(*bw->outs));
-		bw->desc = malloc(CHUNK_FILES * DMT_FSVERITY_DESCRIPTOR_SIZE);
-		bw->desc_digest = malloc(CHUNK_FILES * DMT_FSVERITY_MAX_DIGEST);
-		if (!bw->msgs || !bw->outs || !bw->desc || !bw->desc_digest)
-			return -ENOMEM;
-	}
+	for (unsigned int i = 0; i < b->e.threads; i++)
+		b->bw[i].dir_fd = -1;
 	return 0;
 }
 
@@ -188,6 +180,41 @@ void dmt_fsverity_batch_params_init(struct dmt_fsverity_batch_params *p)
 void dmt_fsverity_file_init(struct dmt_fsverity_file *f)
 {
 	*f = (struct dmt_fsverity_file){ .fd = -1, .size = UINT64_MAX };
+}
+
+/* A worker's hasher and buffers, on its first chunk (a small batch runs
+ * on fewer workers than it may have). */
+static int bworker_ready(struct dmt_fsverity_batch *b, unsigned int wid)
+{
+	const struct fv_engine *e = &b->e;
+	struct bworker *bw = &b->bw[wid];
+	int err;
+
+	if (bw->hdesc)
+		return 0;
+	err = dmt_hasher_clone(e->hdesc, &bw->hdesc);
+	if (err)
+		return err;
+	bw->msgs = malloc(e->item_blocks * sizeof(*bw->msgs));
+	bw->outs = malloc(e->item_blocks * sizeof(*bw->outs));
+	bw->desc = malloc(CHUNK_FILES * DMT_FSVERITY_DESCRIPTOR_SIZE);
+	bw->desc_digest = malloc(CHUNK_FILES * DMT_FSVERITY_MAX_DIGEST);
+	bw->g = malloc(CHUNK_FILES * sizeof(*bw->g));
+	if (bw->msgs && bw->outs && bw->desc && bw->desc_digest && bw->g)
+		return 0;
+	/* all or nothing: a later call tries again */
+	dmt_hasher_free(bw->hdesc);
+	free(bw->msgs);
+	free(bw->outs);
+	free(bw->desc);
+	free(bw->desc_digest);
+	free(bw->g);
+	bw->hdesc = NULL;
+	bw->msgs = NULL;
+	bw->outs = NULL;
+	bw->desc = bw->desc_digest = NULL;
+	bw->g = NULL;
+	return -ENOMEM;
 }
 
 int dmt_fsverity_batch_new(const struct dmt_fsverity_batch_params *p,
@@ -269,6 +296,7 @@ void dmt_fsverity_batch_free(struct dmt_fsverity_batch *b)
 		free(bw->tree);
 		free(bw->desc);
 		free(bw->desc_digest);
+		free(bw->g);
 	}
 	free(b->bw);
 	free(b->links.slot);
@@ -699,7 +727,8 @@ static int chunk_file(struct dmt_fsverity_batch *b, unsigned int wid,
 		close_own(it);
 		return err;
 	}
-	if (bw->used + slot > b->io_cap || bw->npend == CHUNK_FILES)
+	if (bw->used + slot > b->io_cap || bw->npend == CHUNK_FILES ||
+	    (bw->npend && bw->used + slot > PEND_BYTES))
 		err = hash_pending(b, wid);
 	if (err)
 		return err;
@@ -726,7 +755,7 @@ static int emit_ready(struct dmt_fsverity_batch *b, bool in_job);
 static int chunk_job(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 {
 	struct dmt_fsverity_batch *b = ctx;
-	int err = 0;
+	int err = bworker_ready(b, wid);
 
 	for (uint64_t k = begin; !err && k < end; k++) {
 		struct chunk *c = &b->chunks[b->order[k].chunk];

@@ -155,6 +155,9 @@ extern const char fvt_char_device[];
 int fvt_run(struct cli *c);
 int fvt_run_begin(struct cli *c);
 int fvt_run_push(struct cli *c);
+/* Streaming: every queued entry hashed and printed now (the printed
+ * ones freed). */
+int fvt_run_drain(struct cli *c);
 int fvt_run_end(struct cli *c, int listing_err);
 /* An emit() that only lets the results stand (sign prints later). */
 int fvt_emit_nothing(struct cli *c, struct fvt_entry *e);

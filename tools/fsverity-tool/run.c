@@ -264,6 +264,20 @@ int fvt_run_push(struct cli *c)
 	return err;
 }
 
+int fvt_run_drain(struct cli *c)
+{
+	struct fvt *f = fvt_of(c);
+	int err = f->stop ? 0 : dmt_fsverity_batch_finish(f->batch);
+
+	if (!err)
+		err = flush_ready(c);
+	if (!err)
+		err = compact(f);
+	if (!err && f->stop)
+		err = STOPPED;
+	return err;
+}
+
 int fvt_run_begin(struct cli *c)
 {
 	struct fvt *f = fvt_of(c);

@@ -48,6 +48,7 @@ struct walk {
 	struct fvt *f;
 	struct link_map links;
 	bool recursive, strict;
+	bool rels; /* --out-dir: the entries' output names */
 	unsigned int threads;
 	struct dir_fd *dirs; /* threads */
 };
@@ -123,23 +124,45 @@ static char *join(const char *dir, const char *name)
 }
 
 /* Entries per block of a streamed run (the batch's window). */
-#define STREAM_BLOCK 8192
+#define STREAM_BLOCK 512
 
-/* Streaming: a full block of new entries to the batch. */
+/* Streaming: a full block of new entries to the batch, hashed and
+ * printed then, so that the next block reuses the list's memory and the
+ * batch's. */
 static int stream_block(struct walk *w)
 {
 	struct fvt *f = w->f;
+	int err;
 
 	if (!f->streaming || f->list.base + f->list.n - f->queued < STREAM_BLOCK)
 		return 0;
-	return fvt_run_push(w->c);
+	err = fvt_run_push(w->c);
+	return err ? err : fvt_run_drain(w->c);
 }
 
-/* A new entry for path (copied); rel is taken over.  With defer_stat
- * the listing's stat (if any) only chose the type: size and links are
- * the library's open and fstat's to find, hard links its links_once's. */
-static int add_entry(struct walk *w, const char *path, char *rel,
-		     const struct stat *st, int err, const char *why)
+/* Room for n more entries (at most a streamed block's). */
+static int reserve_entries(struct fvt_list *l, size_t n)
+{
+	struct fvt_entry *e;
+
+	if (n > STREAM_BLOCK)
+		n = STREAM_BLOCK;
+	if (l->n + n <= l->cap)
+		return 0;
+	e = realloc(l->e, (l->n + n) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	l->e = e;
+	l->cap = l->n + n;
+	return 0;
+}
+
+/* A new entry for path, taken over (freed on failure, as rel).  With
+ * defer_stat the listing's stat (if any) only chose the type: size and
+ * links are the library's open and fstat's to find, hard links its
+ * links_once's. */
+static int add_entry_own(struct walk *w, char *path, char *rel,
+			 const struct stat *st, int err, const char *why)
 {
 	struct fvt_list *l = &w->f->list;
 	struct fvt_entry *e;
@@ -149,11 +172,16 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 	if (w->f->defer_stat)
 		st = NULL;
 
+	if (!path) {
+		free(rel);
+		return -ENOMEM;
+	}
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256;
 		struct fvt_entry *n = realloc(l->e, cap * sizeof(*n));
 
 		if (!n) {
+			free(path);
 			free(rel);
 			return -ENOMEM;
 		}
@@ -164,12 +192,8 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 	idx = l->base + l->n;
 	memset(e, 0, sizeof(*e));
 	e->alias = -1;
-	e->path = strdup(path);
+	e->path = path;
 	e->rel = rel;
-	if (!e->path) {
-		free(rel);
-		return -ENOMEM;
-	}
 	l->n++;
 	e->err = err;
 	e->why = why;
@@ -185,6 +209,13 @@ static int add_entry(struct walk *w, const char *path, char *rel,
 	if (e->alias < 0)
 		l->total_bytes += e->size;
 	return lerr ? lerr : stream_block(w);
+}
+
+/* The same for a path that stays the caller's (copied). */
+static int add_entry(struct walk *w, const char *path, char *rel,
+		     const struct stat *st, int err, const char *why)
+{
+	return add_entry_own(w, strdup(path), rel, st, err, why);
 }
 
 static const char *kind_of(mode_t m)
@@ -350,15 +381,33 @@ static int stat_range(void *ctx, unsigned int wid, uint64_t begin, uint64_t end)
 	return 0;
 }
 
+/* The workers' directory descriptors, on the first stat (a run that
+ * stats nothing needs no thread count). */
+static int stat_threads(struct walk *w)
+{
+	if (w->dirs)
+		return 0;
+	w->threads = w->f->p.threads ? w->f->p.threads : dmt_default_threads();
+	w->dirs = calloc(w->threads, sizeof(*w->dirs));
+	if (!w->dirs)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < w->threads; i++)
+		w->dirs[i].fd = -1;
+	return 0;
+}
+
 typedef int (*visit_fn)(struct walk *w, void *ctx, size_t i,
 			const struct stat *st, int err);
 
 static int stat_visit(struct walk *w, char **paths, size_t n, bool follow,
 		      visit_fn visit, void *ctx)
 {
-	struct stat_job j = {.paths = paths, .follow = follow, .dirs = w->dirs};
-	int err;
+	struct stat_job j = {.paths = paths, .follow = follow};
+	int err = stat_threads(w);
 
+	if (err)
+		return err;
+	j.dirs = w->dirs;
 	j.st = malloc(n * sizeof(*j.st) + 1);
 	j.err = malloc(n * sizeof(*j.err) + 1);
 	err = j.st && j.err ? 0 : -ENOMEM;
@@ -488,38 +537,45 @@ static char *arg_rel(const char *path)
 	return strdup(base && base[1] ? base + 1 : path);
 }
 
+/* A FILE argument's entry (its output name only with --out-dir); own:
+ * path itself is taken over. */
+static int add_file_arg(struct walk *w, const char *path, bool own,
+			const struct stat *st, const char *why)
+{
+	char *rel = w->rels ? arg_rel(path) : NULL;
+	char *p = own ? (char *)path : strdup(path);
+
+	if (w->rels && !rel) {
+		free(p);
+		return -ENOMEM;
+	}
+	return add_entry_own(w, p, rel, st, 0, why);
+}
+
 /* A FILE argument or --files-from path, stat'ed (st, or serr). */
 static int add_arg(struct walk *w, const char *path, const struct stat *st,
 		   int serr)
 {
-	char *rel;
-
 	if (serr)
 		return add_entry(w, path, NULL, NULL, serr, NULL);
 	if (S_ISDIR(st->st_mode) && w->recursive)
 		return walk_dir(w, path, "");
-	if (S_ISCHR(st->st_mode)) {
-		rel = arg_rel(path);
-		return rel ? add_entry(w, path, rel, NULL, 0, fvt_char_device)
-			   : -ENOMEM;
-	}
+	if (S_ISCHR(st->st_mode))
+		return add_file_arg(w, path, false, NULL, fvt_char_device);
 	if (!S_ISREG(st->st_mode)) {
 		struct fvt_entry probe;
 
 		fvt_not_regular(&probe, st->st_mode);
 		return add_entry(w, path, NULL, NULL, probe.err, probe.why);
 	}
-	rel = arg_rel(path);
-	return rel ? add_entry(w, path, rel, st, 0, NULL) : -ENOMEM;
+	return add_file_arg(w, path, false, st, NULL);
 }
 
 /* A path taken without stat (defer_stat, no -r): the library's open and
  * fstat say what it is. */
-static int add_unstated(struct walk *w, const char *path)
+static int add_unstated(struct walk *w, char *path)
 {
-	char *rel = arg_rel(path);
-
-	return rel ? add_entry(w, path, rel, NULL, 0, NULL) : -ENOMEM;
+	return add_file_arg(w, path, true, NULL, NULL);
 }
 
 static int visit_arg(struct walk *w, void *ctx, size_t i, const struct stat *st,
@@ -547,12 +603,8 @@ static int push_path(struct walk *w, struct path_block *pb, char *path)
 {
 	if (!path)
 		return -ENOMEM;
-	if (w->f->defer_stat && !w->recursive) {
-		int err = add_unstated(w, path);
-
-		free(path);
-		return err;
-	}
+	if (w->f->defer_stat && !w->recursive)
+		return add_unstated(w, path); /* taken over */
 	pb->v[pb->n++] = path;
 	return pb->n == STAT_BLOCK ? flush_paths(w, pb) : 0;
 }
@@ -639,21 +691,20 @@ int fvt_collect(struct cli *c, const char *const *args, int nargs)
 	struct walk w = {.c = c,
 			 .f = fvt_of(c),
 			 .recursive = cli_given(c, O_RECURSIVE),
-			 .strict = cli_given(c, O_STRICT)};
+			 .strict = cli_given(c, O_STRICT),
+			 .rels = cli_given(c, O_OUT_DIR)};
 	struct path_block pb = {.v = malloc(STAT_BLOCK * sizeof(char *))};
 	int err = pb.v ? 0 : -ENOMEM;
 
 	fvt_plan(c);
-	w.threads = w.f->p.threads ? w.f->p.threads : dmt_default_threads();
-	w.dirs = calloc(w.threads, sizeof(*w.dirs));
-	if (!w.dirs)
-		err = -ENOMEM;
-	for (unsigned int i = 0; w.dirs && i < w.threads; i++)
-		w.dirs[i].fd = -1;
 	if (cli_given(c, O_NULL) && !cli_given(c, O_FILES_FROM)) {
 		tool_err("-0/--null needs --files-from");
 		err = -EINVAL;
 	}
+	/* the FILE arguments' entries in one allocation, not grown by
+	 * copies (a first touch of a page is dear) */
+	if (!err && !w.recursive)
+		err = reserve_entries(&w.f->list, (size_t)nargs);
 	for (int i = 0; !err && i < nargs; i++)
 		err = push_path(&w, &pb, strdup(args[i]));
 	if (!err && cli_given(c, O_FILES_FROM))
