@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	struct dmt_verity_params p;
 	struct dmt_verity_result res = {0};
 	struct dmt_reason why = {0};
-	struct dmt_file data, hash;
+	struct dmt_file *data = NULL, *hash = NULL;
 	int err;
 
 	if (argc != 3 && argc != 4) {
@@ -69,16 +69,14 @@ int main(int argc, char **argv)
 	}
 
 	/* the caller opens the files: the library never picks paths */
-	dmt_file_init(&data);
-	dmt_file_init(&hash);
-	err = dmt_file_open(&data, argv[1], DMT_OPEN_READ);
+	err = dmt_file_open(argv[1], DMT_OPEN_READ, &data);
 	if (!err)
-		err = dmt_file_open(&hash, argv[2],
-				    DMT_OPEN_RW | DMT_OPEN_CREATE);
+		err = dmt_file_open(argv[2], DMT_OPEN_RW | DMT_OPEN_CREATE,
+				    &hash);
 	if (!err)
-		err = dmt_verity_build(&p, &data, &hash, &res);
+		err = dmt_verity_build(&p, data, hash, &res);
 	if (!err)
-		err = dmt_file_sync(&hash);
+		err = dmt_file_sync(hash);
 	if (err) {
 		fprintf(stderr, "%s: %s\n",
 			res.error_path ? res.error_path : "verity_tree",
@@ -89,7 +87,7 @@ int main(int argc, char **argv)
 		printf("data_blocks %llu\n",
 		       (unsigned long long)res.geo.data_blocks);
 	}
-	dmt_file_close(&hash);
-	dmt_file_close(&data);
+	dmt_file_close(hash);
+	dmt_file_close(data);
 	return err ? 1 : 0;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lib/common/cpu.h"
+#include "lib/common/file.h"
 #include "lib/common/overlay.h"
 #include "lib/common/walk.h"
 #include "lib/hash/dispatch.h"
