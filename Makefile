@@ -53,11 +53,23 @@ LIB_SRCS += $(wildcard lib/hash/arch/arm64_*.c)
 endif
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 LIB := $(O)/libdmt.a
+# Test hooks (lib/common/testhooks.h: DMT_IO_FAULT, dmt_io_fault_set,
+# dmt_cpu_mask_off, the valgrind probe, DMT_S390CAP) exist only in objects
+# built with -DDMT_TEST_HOOKS: the sources that name the flag or include
+# that header, rebuilt into $(O)/hooks/.  $(LIB_HOOKS), the library with
+# those objects swapped in, is linked into the test binary and the test
+# builds of the tools ($(O)/test-tools/); the shipped library and tools
+# (all, install, shared, the .debs) never see the flag.
+HOOK_SRCS := $(shell grep -lE 'DMT_TEST_HOOKS|lib/common/testhooks\.h' \
+	$(LIB_SRCS))
+HOOK_OBJS := $(patsubst %.c,$(O)/hooks/%.o,$(HOOK_SRCS))
+LIB_HOOKS := $(O)/libdmt-hooks.a
 
 TOOL_COMMON_SRCS := $(wildcard tools/common/*.c)
 TOOL_COMMON_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOL_COMMON_SRCS))
 TOOL_NAMES := verity-tool integrity-tool fsverity-tool crypt-tool
 TOOLS := $(addprefix $(O)/,$(TOOL_NAMES))
+TEST_TOOLS := $(addprefix $(O)/test-tools/,$(TOOL_NAMES))
 tool_objs = $(patsubst %.c,$(O)/%.o,$(wildcard tools/$(1)/*.c))
 TOOL_OBJS := $(foreach t,$(TOOL_NAMES),$(call tool_objs,$(t)))
 TEST_SRCS := $(wildcard tests/unit/*.c tests/cli/*/*.c tests/s390/*.c \
@@ -138,18 +150,36 @@ $(LIB): $(LIB_OBJS)
 	$(qecho) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+$(O)/hooks/%.o: %.c $(CONFIG_LIB)
+	$(qecho) CC-HOOK $<
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DDMT_TEST_HOOKS $(call isa_flags,$<) -MMD -MP \
+		-c -o $@ $<
+
+$(LIB_HOOKS): $(filter-out $(patsubst %.c,$(O)/%.o,$(HOOK_SRCS)),\
+		$(LIB_OBJS)) $(HOOK_OBJS)
+	$(qecho) AR $@
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
 # One link rule for every tool: its folder's objects, the CLI framework,
 # the library.
 .SECONDEXPANSION:
 $(TOOLS): $(O)/%: $$(call tool_objs,%) $(TOOL_COMMON_OBJS) $(LIB)
 	$(qecho) LD $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
+# The same objects on the hooked library: what tests that inject faults
+# into the tools (DMT_IO_FAULT) and check-valgrind run.
+$(TEST_TOOLS): $(O)/test-tools/%: $$(call tool_objs,%) $(TOOL_COMMON_OBJS) \
+		$(LIB_HOOKS)
+	$(qecho) LD $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
 # ---- tests ----
-$(TEST_BIN): $(TEST_OBJS) $(TOOL_COMMON_OBJS) $(LIB)
+$(TEST_BIN): $(TEST_OBJS) $(TOOL_COMMON_OBJS) $(LIB_HOOKS)
 	$(qecho) LD $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS) $(DEP_LIBS)
-test-build: $(TEST_BIN) $(TOOLS)
+test-build: $(TEST_BIN) $(TOOLS) $(TEST_TOOLS)
 
 # CRITERION_FLAGS: e.g. --filter='hash/*' ; tests find the tools via DMT_BUILD.
 check: test-build
@@ -206,4 +236,4 @@ LIB_PIC_OBJS := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS))
 # Module fragments (kernel suite, cross builds, bench, fuzz...).
 -include mk/*.mk
 -include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(TOOL_OBJS:.o=.d) \
-	$(TOOL_COMMON_OBJS:.o=.d)
+	$(TOOL_COMMON_OBJS:.o=.d) $(HOOK_OBJS:.o=.d)

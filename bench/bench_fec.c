@@ -44,8 +44,8 @@ static int never_ok(void *ctx, struct dmt_fec *fec, uint64_t block,
 
 int main(int argc, char **argv)
 {
-	struct dmt_file data = { .fd = -1 }, hash = { .fd = -1 };
-	struct dmt_file fec = { .fd = -1 };
+	struct dmt_file *data = NULL, *hash = NULL;
+	struct dmt_file *fec = NULL;
 	struct dmt_fec_params p;
 	struct dmt_fec_layout l;
 	struct dmt_fec_stats st;
@@ -68,23 +68,24 @@ int main(int argc, char **argv)
 	p.threads = argc > 7 ? (unsigned int)strtoul(argv[7], NULL, 0) : 0;
 	p.hash_start = 1;
 	p.engine = getenv(DMT_ENGINE_ENV);
-	r = dmt_file_open(&data, argv[2], DMT_OPEN_READ);
+	r = dmt_file_open(argv[2], DMT_OPEN_READ, &data);
 	if (!r)
-		r = dmt_file_open(&hash, argv[3], DMT_OPEN_READ);
+		r = dmt_file_open(argv[3], DMT_OPEN_READ, &hash);
 	if (!r)
-		r = dmt_file_open(&fec, argv[4], encode ?
-				  DMT_OPEN_RW | DMT_OPEN_CREATE :
-				  DMT_OPEN_READ);
+		r = dmt_file_open(argv[4],
+				  encode ? DMT_OPEN_RW | DMT_OPEN_CREATE
+					 : DMT_OPEN_READ,
+				  &fec);
 	if (!r)
-		r = dmt_file_size(&data, &size);
+		r = dmt_file_size(data, &size);
 	if (r < 0 || !p.block_size) {
 		fprintf(stderr, "bench_fec: %s\n", dmt_strerror(r));
 		goto out;
 	}
 	p.data_blocks = size / p.block_size;
-	p.data = &data;
-	p.hash = &hash;
-	p.fec = &fec;
+	p.data = data;
+	p.hash = hash;
+	p.fec = fec;
 
 	t0 = now();
 	if (encode)
@@ -114,11 +115,8 @@ int main(int argc, char **argv)
 		r = -EBADMSG;
 	}
 out:
-	if (data.fd >= 0)
-		dmt_file_close(&data);
-	if (hash.fd >= 0)
-		dmt_file_close(&hash);
-	if (fec.fd >= 0)
-		dmt_file_close(&fec);
+	dmt_file_close(data);
+	dmt_file_close(hash);
+	dmt_file_close(fec);
 	return r < 0 ? 1 : 0;
 }

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 	struct dmt_integrity_params o;
 	struct dmt_integrity_result r = {0};
 	struct dmt_reason why = {0};
-	struct dmt_file image;
+	struct dmt_file *image = NULL;
 	char *end;
 	unsigned long mib;
 	int err;
@@ -52,16 +52,15 @@ int main(int argc, char **argv)
 		goto out;
 
 	/* a new file under a temporary name, renamed by format on success */
-	dmt_file_init(&image);
-	err = dmt_file_open(&image, argv[1], DMT_OPEN_NEW_TMP | DMT_OPEN_LOCK);
+	err = dmt_file_open(argv[1], DMT_OPEN_NEW_TMP | DMT_OPEN_LOCK, &image);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", argv[1], dmt_strerror(err));
 		return 1;
 	}
-	o.meta = &image;
+	o.meta = image;
 	o.created = true;
 	err = dmt_integrity_format(&o, &r, &why);
-	dmt_file_close(&image); /* unlinks the temporary file on failure */
+	dmt_file_close(image); /* unlinks the temporary file on failure */
 out:
 	if (err) {
 		fprintf(stderr, "integrity_image: %s", dmt_strerror(err));

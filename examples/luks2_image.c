@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	struct dmt_luks2_keyslot_params kp;
 	struct dmt_reason why = {0};
 	struct dmt_luks2 *h = NULL;
-	struct dmt_file image;
+	struct dmt_file *image = NULL;
 	char *pass;
 	ssize_t len;
 	int err, slot = -1;
@@ -89,22 +89,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	dmt_file_init(&image);
 	err = dmt_luks2_create(&p, &h, &why);
 	if (!err) {
 		slot = dmt_luks2_add_keyslot(h, &kp, pass, (size_t)len, &why);
 		err = slot < 0 ? slot : 0;
 	}
 	if (!err)
-		err = dmt_file_open(&image, argv[1],
-				    DMT_OPEN_NEW_TMP | DMT_OPEN_LOCK);
+		err = dmt_file_open(argv[1], DMT_OPEN_NEW_TMP | DMT_OPEN_LOCK,
+				    &image);
 	if (!err)
-		err = dmt_luks2_write(h, &image, &why);
+		err = dmt_luks2_write(h, image, &why);
 	/* synced, then renamed into place */
 	if (!err)
-		err = dmt_file_sync(&image);
+		err = dmt_file_sync(image);
 	if (!err)
-		err = dmt_file_commit(&image);
+		err = dmt_file_commit(image);
 	if (!err)
 		printf("uuid %s\nkeyslot %d\nheader_bytes %llu\n",
 		       dmt_luks2_uuid(h), slot,
@@ -112,7 +111,7 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "luks2_image: %s%s%s\n", dmt_strerror(err),
 			why.field ? ": " : "", why.field ? why.field : "");
-	dmt_file_close(&image);
+	dmt_file_close(image);
 	dmt_luks2_free(h); /* wipes the volume key */
 	dmt_secure_free(pass);
 	return err ? 1 : 0;

@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 	struct dmt_verity_result res = {0};
 	struct dmt_reason r = {0};
 	char msg[256];
-	struct dmt_file data, hash;
+	struct dmt_file *data = NULL, *hash = NULL;
 	int err;
 
 	if (argc != 3 && argc != 4) {
@@ -71,16 +71,14 @@ int main(int argc, char **argv)
 	}
 
 	/* the caller opens the files: the library never picks paths */
-	dmt_file_init(&data);
-	dmt_file_init(&hash);
-	err = dmt_file_open(&data, argv[1], DMT_OPEN_READ);
+	err = dmt_file_open(argv[1], DMT_OPEN_READ, &data);
 	if (!err)
-		err = dmt_file_open(&hash, argv[2],
-				    DMT_OPEN_RW | DMT_OPEN_CREATE);
+		err = dmt_file_open(argv[2], DMT_OPEN_RW | DMT_OPEN_CREATE,
+				    &hash);
 	if (!err)
-		err = dmt_verity_build(&p, &data, &hash, &res, &r);
+		err = dmt_verity_build(&p, data, hash, &res, &r);
 	if (!err)
-		err = dmt_file_sync(&hash);
+		err = dmt_file_sync(hash);
 	if (err && r.code) {
 		dmt_reason_format(&r, msg, sizeof(msg));
 		fprintf(stderr, "verity_tree: %s\n", msg);
@@ -94,7 +92,7 @@ int main(int argc, char **argv)
 		printf("data_blocks %llu\n",
 		       (unsigned long long)res.geo.data_blocks);
 	}
-	dmt_file_close(&hash);
-	dmt_file_close(&data);
+	dmt_file_close(hash);
+	dmt_file_close(data);
 	return err ? 1 : 0;
 }

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
 	struct dmt_reason why = {0};
-	struct dmt_file meta;
+	struct dmt_file *meta = NULL;
 	char path[64];
 	int fd, err;
 
@@ -39,9 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 
 	memset(&o, 0, sizeof(o));
-	if (dmt_file_open(&meta, path, DMT_OPEN_RW))
+	if (dmt_file_open(path, DMT_OPEN_RW, &meta))
 		abort();
-	o.meta = &meta;
+	o.meta = meta;
 	o.alg = algs[(data[0] & 0x3f) % (sizeof(algs) / sizeof(algs[0]))];
 	if ((data[0] & 0x3f) % (sizeof(algs) / sizeof(algs[0])) == 5) {
 		o.key = key;
@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.mismatches)
 			abort();	/* recalculate left wrong tags */
 	}
-	dmt_file_close(&meta);
+	dmt_file_close(meta);
 	close(fd);
 	return 0;
 }

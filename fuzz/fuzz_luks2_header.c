@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd = memfd_create("luks2", MFD_CLOEXEC);
 	struct dmt_reason r = { 0 };
 	struct dmt_luks2 *h = NULL;
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	char path[64];
 
 	if (fd < 0)
@@ -72,11 +72,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (dmt_file_open(&f, path, DMT_OPEN_READ) == 0) {
-		if (dmt_luks2_load(&f, &h, &r) == 0)
+	if (dmt_file_open(path, DMT_OPEN_READ, &f) == 0) {
+		if (dmt_luks2_load(f, &h, &r) == 0)
 			check_accepted(h);
 		dmt_luks2_free(h);
-		dmt_file_close(&f);
+		dmt_file_close(f);
 	}
 	close(fd);
 	return 0;

@@ -105,7 +105,7 @@ static int memfile(struct dmt_file *f, const uint8_t *img, size_t len,
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
-	if (dmt_file_open(f, path, DMT_OPEN_RW)) {
+	if (dmt_file_open(path, DMT_OPEN_RW, f)) {
 		close(*fd);
 		return -1;
 	}
@@ -117,19 +117,19 @@ static void write_again(struct dmt_luks2 *h)
 {
 	struct dmt_reason r = { 0 };
 	struct dmt_luks2 *h2 = NULL;
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	char *before, *after;
 	int fd, ret;
 
-	if (memfile(&f, NULL, 0, FILE_SIZE, &fd))
+	if (memfile(f, NULL, 0, FILE_SIZE, &fd))
 		return;
 	before = dump_no_epoch(h);
-	ret = dmt_luks2_write(h, &f, &r);
+	ret = dmt_luks2_write(h, f, &r);
 	/* the one legitimate refusal: text exactly as long as the area */
 	if (ret && !(ret == -ENOSPC && r.code == DMT_REASON_LUKS2_JSON_SIZE))
 		abort();
 	if (!ret) {
-		if (dmt_luks2_load(&f, &h2, &r))
+		if (dmt_luks2_load(f, &h2, &r))
 			abort();
 		after = dump_no_epoch(h2);
 		if (strcmp(before, after))
@@ -138,7 +138,7 @@ static void write_again(struct dmt_luks2 *h)
 		dmt_luks2_free(h2);
 	}
 	free(before);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	close(fd);
 }
 
@@ -189,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dmt_luks2 *h = NULL;
 	char base[2048];
 	uint8_t *img = calloc(1, 2 * hs);
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	int fd, n;
 
 	if (!img)
@@ -202,13 +202,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	make_copy(img + hs, hs, true, (ctl & 3) == 3 ? 2 : 1,
 		  (ctl & 3) == 1 ? base : json, (ctl & 3) == 1 ? (size_t)n : len,
 		  false);
-	if (!memfile(&f, img, 2 * hs, ctl & 32 ? 2 * hs : FILE_SIZE, &fd)) {
-		if (dmt_luks2_load(&f, &h, &r) == 0)
+	if (!memfile(f, img, 2 * hs, ctl & 32 ? 2 * hs : FILE_SIZE, &fd)) {
+		if (dmt_luks2_load(f, &h, &r) == 0)
 			check_accepted(h);
 		else if (r.code == DMT_REASON_LUKS2_NO_HEADER && !r.field)
 			abort(); /* every refusal names its reason */
 		dmt_luks2_free(h);
-		dmt_file_close(&f);
+		dmt_file_close(f);
 		close(fd);
 	}
 	free(img);

@@ -32,14 +32,14 @@ static int memfd_with(const char *name, const uint8_t *p, size_t len,
 	if (pad_to > len && ftruncate(fd, (off_t)pad_to))
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	err = dmt_file_open(f, path, DMT_OPEN_READ);
+	err = dmt_file_open(path, DMT_OPEN_READ, f);
 	close(fd);
 	return err;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct dmt_file df = { .fd = -1 }, hf = { .fd = -1 };
+	struct dmt_file *df = NULL, *hf = NULL;
 	struct dmt_verity_params p;
 	struct dmt_verity_report rep;
 	const uint8_t *root;
@@ -55,24 +55,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= 65;
 	if (size < dlen + DMT_VERITY_SB_SIZE)
 		return 0;
-	if (memfd_with("data", data, dlen, dlen, &df) ||
-	    memfd_with("hash", data + dlen, size - dlen, 0, &hf))
+	if (memfd_with("data", data, dlen, dlen, df) ||
+	    memfd_with("hash", data + dlen, size - dlen, 0, hf))
 		abort();
 
 	dmt_verity_params_init(&p);
 	p.threads = 1;
-	err = dmt_verity_sb_read(&hf, &p, NULL);
+	err = dmt_verity_sb_read(hf, &p, NULL);
 	if (err)
 		goto out;
 	/* what the CLI does first: the data must hold the blocks */
-	if (dmt_file_size(&df, &dsize) ||
+	if (dmt_file_size(df, &dsize) ||
 	    p.data_blocks > dsize / p.data_block_size)
 		goto out;
 	ds = dmt_verity_digest_size(p.hash_name);
 	if (!ds)
 		abort();	/* the decoder accepted an unusable hash */
 	memset(&rep, 0, sizeof(rep));
-	err = dmt_verity_verify(&p, &df, &hf, root, ds, &rep, NULL);
+	err = dmt_verity_verify(&p, df, hf, root, ds, &rep, NULL);
 	if (!err && (!rep.root_ok || rep.bad_data_blocks ||
 		     rep.bad_hash_blocks || rep.unverifiable_blocks))
 		abort();
@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    err != -EINVAL && err != -ERANGE)
 		abort();
 out:
-	dmt_file_close(&df);
-	dmt_file_close(&hf);
+	dmt_file_close(df);
+	dmt_file_close(hf);
 	return 0;
 }

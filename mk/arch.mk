@@ -46,7 +46,7 @@ ARM64_ST_SRCS := lib/hash/arch/arm64_sha256_ce.c lib/hash/arch/arm64_crc32c.c \
 ARM64_ST_OBJS := $(patsubst %.c,$(ARM64_ST_DIR)/%.o,$(ARM64_ST_SRCS))
 ARM64_ST_BIN := $(ARM64_ST_DIR)/backend_selftest
 
-$(ARM64_ST_DIR)/%.o: %.c lib/hash/arch/backends.h lib/common/cpu.h
+$(ARM64_ST_DIR)/%.o: %.c lib/common/backends.h lib/common/cpu.h
 	$(qecho) CC-A64 $<
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(ARM64_CC) $(BASE_CFLAGS) $(CFLAGS) $(call isa_flags,$<) \

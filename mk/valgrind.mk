@@ -6,7 +6,9 @@
 # friends are not traced).  Valgrind hides SHA-NI and AVX-512 from CPUID,
 # so the engine dispatches to what CPUID reports there (AVX2) and tests
 # of forced backends skip.  Any valgrind report (one log per process in
-# $(O)/valgrind/) fails the target.  VALGRIND_FILTER picks the tests
+# $(O)/valgrind/) fails the target.  The tools run are their test builds
+# ($(O)/test-tools/, through DMT_TOOL_DIR): only those carry the probe
+# that drops what valgrind cannot run (lib/common/cpu.c) and DMT_IO_FAULT.  VALGRIND_FILTER picks the tests
 # (Criterion's extended glob).
 
 VALGRIND ?= valgrind
@@ -18,7 +20,8 @@ VALGRIND_FILTER ?= @(hash/@(kat_*|registry|oneshot|bad_params|clone_and_zero|eng
 check-valgrind: test-build
 	$(Q)PKG_CONFIG="$(PKG_CONFIG)" sh scripts/deps.sh valgrind valgrind
 	$(Q)rm -rf $(O)/valgrind && mkdir -p $(O)/valgrind
-	DMT_BUILD=$(abspath $(O)) DMT_SRC=$(CURDIR) $(VALGRIND) -q \
+	DMT_BUILD=$(abspath $(O)) DMT_TOOL_DIR=$(abspath $(O))/test-tools \
+		DMT_SRC=$(CURDIR) $(VALGRIND) -q \
 		--error-exitcode=99 --trace-children=yes \
 		--trace-children-skip='*/veritysetup,*/integritysetup,*/cryptsetup,*/openssl' \
 		--log-file=$(abspath $(O))/valgrind/%p.log $(VALGRIND_FLAGS) \

@@ -210,6 +210,15 @@ cross_one() {
 				"$e" >"$run_dir/$n"
 			chmod +x "$run_dir/$n"
 			;;
+		test-tools)
+			# the test builds (DMT_IO_FAULT): wrapped the same way
+			mkdir -p "$run_dir/$n"
+			for t in "$e"/*-tool; do
+				printf '#!/bin/sh\nexec qemu-%s -0 "$0" "%s" "$@"\n' \
+					"$qarch" "$t" >"$run_dir/$n/${t##*/}"
+				chmod +x "$run_dir/$n/${t##*/}"
+			done
+			;;
 		qemu-run) ;;
 		*) ln -s "$e" "$run_dir/$n" ;;
 		esac

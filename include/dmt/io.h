@@ -17,17 +17,8 @@
 /* Chunk size for streaming reads: never one syscall per block. */
 #define DMT_IO_CHUNK (4u << 20)
 
-struct dmt_file {
-	int fd;
-	char *path;		/* as given by the user, for messages */
-	char *tmp_path;		/* non-NULL while a new file is being written */
-	bool is_blockdev;
-	bool writable;
-	bool has_direct;	/* direct_fd is an O_DIRECT twin of fd */
-	int direct_fd;
-	bool is_stream;		/* a FIFO, socket or terminal: no seeking */
-	uint64_t stream_pos;	/* bytes written to a stream so far */
-};
+/* An open file or device (opaque: lib/common/file.h holds its members). */
+struct dmt_file;
 
 enum {
 	DMT_OPEN_READ = 0,
@@ -54,13 +45,14 @@ enum {
  */
 bool dmt_file_is_stream(const struct dmt_file *f);
 
-int dmt_file_open(struct dmt_file *f, const char *path, int flags);
-/* A handle that is not open (dmt_file_close() on it does nothing). */
-void dmt_file_init(struct dmt_file *f);
-/* Accessors: front ends use these, never the struct's members. */
+/* Opens path (DMT_OPEN_* flags) into a new handle *out (NULL on failure);
+ * dmt_file_close() closes and frees it. */
+int dmt_file_open(const char *path, int flags, struct dmt_file **out);
+/* The path as given to dmt_file_open(), for messages. */
 const char *dmt_file_path(const struct dmt_file *f);
+/* The descriptor (owned by the handle: never close it). */
+int dmt_file_fd(const struct dmt_file *f);
 bool dmt_file_is_blockdev(const struct dmt_file *f);
-bool dmt_file_is_open(const struct dmt_file *f);
 /* Permission bits of the open file (a replacement keeps the old ones). */
 int dmt_file_chmod(struct dmt_file *f, mode_t mode);
 /* Cuts a regular file to size (outputs rewritten from the start). */
@@ -73,7 +65,8 @@ int dmt_file_commit(struct dmt_file *f);
  * *failed its index (the files from there on keep their temporary). */
 int dmt_file_commit_many(struct dmt_file *const *files, size_t n,
 			 size_t *failed);
-/* Closes; an uncommitted temporary file is unlinked. */
+/* Closes and frees f (NULL: does nothing); an uncommitted temporary file
+ * is unlinked. */
 void dmt_file_close(struct dmt_file *f);
 /* Size in bytes of a regular file or block device. */
 int dmt_file_size(struct dmt_file *f, uint64_t *size);

@@ -2,8 +2,9 @@
 /*
  * CPU feature detection, once per process.  x86-64: CPUID plus XGETBV so a
  * vector ISA counts only when the OS saves its registers.  aarch64 and s390x:
- * the kernel's HWCAP bits.  Tests mask features off to exercise fallbacks
- * (lib/common/testhooks.h).
+ * the kernel's HWCAP bits.  Test builds (-DDMT_TEST_HOOKS) only: tests
+ * mask features off to exercise fallbacks (lib/common/testhooks.h), and
+ * under valgrind the ISAs it cannot run are dropped.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -21,7 +22,6 @@
 
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static uint32_t cpu_detected;
-static uint32_t cpu_masked;	/* accessed with __atomic builtins */
 static unsigned int cpu_family;
 
 #if defined(__x86_64__)
@@ -113,6 +113,9 @@ static uint32_t detect(void)
 }
 #endif
 
+#ifdef DMT_TEST_HOOKS
+static uint32_t cpu_masked;	/* accessed with __atomic builtins */
+
 /*
  * Valgrind preloads its vgpreload_*.so into the client; its CPU model
  * implements neither SHA-NI nor AVX-512, so a backend chosen from the real
@@ -136,6 +139,27 @@ static int detect_valgrind(void)
 	return found;
 }
 
+void dmt_cpu_mask_off(uint32_t bits)
+{
+	__atomic_fetch_or(&cpu_masked, bits, __ATOMIC_RELAXED);
+}
+
+static uint32_t cpu_hidden(void)
+{
+	return __atomic_load_n(&cpu_masked, __ATOMIC_RELAXED);
+}
+#else
+static int detect_valgrind(void)
+{
+	return 0;
+}
+
+static uint32_t cpu_hidden(void)
+{
+	return 0;
+}
+#endif /* DMT_TEST_HOOKS */
+
 static void cpu_init(void)
 {
 	cpu_detected = detect();
@@ -148,12 +172,7 @@ static void cpu_init(void)
 uint32_t dmt_cpu_features(void)
 {
 	pthread_once(&cpu_once, cpu_init);
-	return cpu_detected & ~__atomic_load_n(&cpu_masked, __ATOMIC_RELAXED);
-}
-
-void dmt_cpu_mask_off(uint32_t bits)
-{
-	__atomic_fetch_or(&cpu_masked, bits, __ATOMIC_RELAXED);
+	return cpu_detected & ~cpu_hidden();
 }
 
 unsigned int dmt_cpu_x86_family(void)

@@ -5,6 +5,7 @@
  * so tests can inject ENOSPC/EIO/short writes without root tricks.
  */
 #include <dmt/io.h>
+#include "lib/common/file.h"
 #include "lib/common/testhooks.h"
 
 #include <errno.h>
@@ -74,7 +75,7 @@ static bool is_stream(int fd, const struct stat *st)
 	       errno == ESPIPE;
 }
 
-int dmt_file_open(struct dmt_file *f, const char *path, int flags)
+int dmt_file_open_in(struct dmt_file *f, const char *path, int flags)
 {
 	struct stat st;
 	int fd = -1, oflags, err;
@@ -135,8 +136,25 @@ int dmt_file_open(struct dmt_file *f, const char *path, int flags)
 	}
 	return 0;
 fail:
-	dmt_file_close(f);
+	dmt_file_release(f);
 	return err;
+}
+
+int dmt_file_open(const char *path, int flags, struct dmt_file **out)
+{
+	struct dmt_file *f = malloc(sizeof(*f));
+	int err;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	err = dmt_file_open_in(f, path, flags);
+	if (err) {
+		free(f);
+		return err;
+	}
+	*out = f;
+	return 0;
 }
 
 int dmt_file_commit(struct dmt_file *f)
@@ -259,6 +277,14 @@ static size_t xfer_direct(struct dmt_file *f, uint8_t *rp, const uint8_t *wp,
 }
 
 void dmt_file_close(struct dmt_file *f)
+{
+	if (!f)
+		return;
+	dmt_file_release(f);
+	free(f);
+}
+
+void dmt_file_release(struct dmt_file *f)
 {
 	if (f->has_direct)
 		close(f->direct_fd);
@@ -511,12 +537,6 @@ const char *dmt_strerror(int err)
 	}
 }
 
-void dmt_file_init(struct dmt_file *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->fd = -1;
-}
-
 const char *dmt_file_path(const struct dmt_file *f)
 {
 	return f->path;
@@ -527,9 +547,9 @@ bool dmt_file_is_blockdev(const struct dmt_file *f)
 	return f->is_blockdev;
 }
 
-bool dmt_file_is_open(const struct dmt_file *f)
+int dmt_file_fd(const struct dmt_file *f)
 {
-	return f->fd >= 0;
+	return f->fd;
 }
 
 bool dmt_file_is_stream(const struct dmt_file *f)

@@ -2,7 +2,8 @@
 /*
  * Test hooks (lib/common/testhooks.h): I/O fault injection, set by unit
  * tests directly or, for the real tools, by the DMT_IO_FAULT debug
- * variable.  Unarmed, a check costs one relaxed load.
+ * variable.  Unarmed, a check costs one relaxed load.  Built only with
+ * -DDMT_TEST_HOOKS (the test binaries and $(O)/test-tools/).
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 
 #include "lib/common/testhooks.h"
 
+#ifdef DMT_TEST_HOOKS
 
 static struct {
 	pthread_mutex_t lock;
@@ -134,3 +136,4 @@ int dmt_io_fault_check(const char *path, enum dmt_io_op op)
 	pthread_mutex_unlock(&fault.lock);
 	return ret;
 }
+#endif /* DMT_TEST_HOOKS */

@@ -2,11 +2,15 @@
 /*
  * Test-only knobs of the library.  Not part of the API (nothing in
  * include/dmt/ declares them, and no tool calls them): unit tests include
- * this header to make the library fail or fall back on purpose.
+ * this header to make the library fail or fall back on purpose.  They
+ * exist only in the objects built with -DDMT_TEST_HOOKS (the Makefile's
+ * $(O)/hooks/: the test binaries and $(O)/test-tools/); the shipped
+ * library and tools are built without them, so there the fault check below
+ * is an inline 0, and neither DMT_IO_FAULT, nor the valgrind probe of
+ * lib/common/cpu.c, nor DMT_S390CAP is compiled in.
  *
- * The one hook that reaches the real tools is the environment variable
- * DMT_IO_FAULT (a debug hook, for the test suite only; read once, at the
- * first I/O): DMT_IO_FAULT="<path-substring>:<op>:<nth>:<err>" makes the
+ * The one hook that reaches the tools (their test builds) is the
+ * environment variable DMT_IO_FAULT (read once, at the first I/O): DMT_IO_FAULT="<path-substring>:<op>:<nth>:<err>" makes the
  * nth (1-based) <op> on a file whose path contains <path-substring> fail,
  * exactly as dmt_io_fault_set() below does.  op is one of read, write,
  * sync, open; err an errno name (ENOSPC, EIO, EACCES, EPERM, EROFS, ENOMEM,
@@ -42,6 +46,15 @@ void dmt_cpu_mask_off(uint32_t bits);
  * For lib/common/io.c: 0 (no fault), a negative errno, or 1 for "cut this
  * write short".
  */
+#ifdef DMT_TEST_HOOKS
 int dmt_io_fault_check(const char *path, enum dmt_io_op op);
+#else
+static inline int dmt_io_fault_check(const char *path, enum dmt_io_op op)
+{
+	(void)path;
+	(void)op;
+	return 0;
+}
+#endif
 
 #endif /* DMT_TESTHOOKS_H */

@@ -33,7 +33,7 @@ typedef void (*dmt_aes_sectors_fn)(const struct dmt_xts_key *k, bool enc,
 				   const uint8_t *in, uint8_t *out, size_t len);
 
 /*
- * One AES backend as the dispatcher hands it out (lib/hash/dispatch.h's
+ * One AES backend as the dispatcher hands it out (lib/common/dispatch.h's
  * dmt_aes_choose(); NULL there means OpenSSL): the functions below, as
  * pointers, chosen once per context.
  */

@@ -25,7 +25,7 @@
 #include <dmt/threads.h>
 
 #include "lib/crypt/aes_arch.h"
-#include "lib/hash/dispatch.h"
+#include "lib/common/dispatch.h"
 
 /* Sectors per parallel chunk (and per random-IV call of a worker). */
 #define CHUNK_SECTORS 64

@@ -19,7 +19,7 @@
 #include <dmt/threads.h>
 
 #include "lib/crypt/aes_arch.h"
-#include "lib/hash/dispatch.h"
+#include "lib/common/dispatch.h"
 
 #define IV_SIZE 16
 /* Sectors whose IVs are made in one go (ESSIV: one ECB call). */

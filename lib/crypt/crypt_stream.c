@@ -24,6 +24,7 @@
 
 #include <dmt/io.h>
 
+#include "lib/common/file.h"
 #include "lib/common/walk.h"
 
 #define STREAM_BUFS 4

@@ -18,10 +18,11 @@
 #include <string.h>
 
 #include "lib/common/cpu.h"
+#include "lib/common/file.h"
 #include "lib/common/overlay.h"
 #include "lib/common/reserved.h"
 #include "lib/common/walk.h"
-#include "lib/hash/dispatch.h"
+#include "lib/common/dispatch.h"
 #include "lib/fec/fec_gf256.h"
 #include "lib/fec/fec_priv.h"
 #include <dmt/threads.h>
@@ -470,7 +471,7 @@ static void fec_free(struct dmt_fec *f)
 }
 
 /*
- * The multiply-add the dispatcher picks (lib/hash/dispatch.c: gfni > avx2
+ * The multiply-add the dispatcher picks (lib/common/dispatch.c: gfni > avx2
  * > ssse3 > portable unless the engine spec says otherwise), with every
  * coefficient prepared once in the form it reads (GFNI matrices, PSHUFB
  * nibble tables, or the coefficient bytes as they are).

@@ -7,7 +7,7 @@
  * kernel both use, so parity and corrections agree bit for bit.
  */
 #include "lib/fec/fec_gf256.h"
-#include "lib/hash/dispatch.h"
+#include "lib/common/dispatch.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/common/file.h"
 #include "lib/common/walk.h"
 
 struct level {

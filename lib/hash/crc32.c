@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lib/hash/arch/backends.h"
+#include "lib/common/backends.h"
 
 static uint32_t tab_c[8][256];
 static uint32_t tab_le[8][256];

@@ -20,8 +20,9 @@
 #include "lib/hash/hash_priv.h"
 #include <dmt/reason.h>
 #include "lib/common/cpu.h"
+#include "lib/common/dispatch.h"
 #include "lib/common/reserved.h"
-#include "lib/hash/dispatch.h"
+#include "lib/hash/hash_backend.h"
 
 /* ---- registry ---- */
 
@@ -75,7 +76,7 @@ static bool alg_usable(const struct dmt_hash_alg *a)
 	return !a->ossl || a->kind != AK_EVP || alg_md[alg_index(a)];
 }
 
-/* ---- engines: lib/hash/dispatch.c chooses, this file frames ---- */
+/* ---- engines: lib/common/dispatch.c chooses, this file frames ---- */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -305,7 +306,7 @@ static void set_fn(struct dmt_mb_fn *fn, const struct dmt_engine *e,
 	}
 }
 
-/* Remainder plan, see dmt_default_plan() (lib/hash/dispatch.c). */
+/* Remainder plan, see dmt_default_plan() (lib/common/dispatch.c). */
 static void make_picks(struct dmt_hasher *h, const struct dmt_plan *p)
 {
 	double best[DMT_MB_MAX_LANES + 1], cost[DMT_PLAN_MAX];

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal interface of the hash engine: shared between lib/hash*.c and
- * lib/sha*.c, and the hook through which platform code outside lib/arch/
- * (lib/s390/, CPACF) plugs its block functions and a batched HMAC in.
+ * Internal interface of the hash engine: shared between lib/hash/hash*.c and
+ * lib/hash/sha*.c.  The backend types, the batched-HMAC hook and the
+ * platform hook (lib/hash/s390/, CPACF) are the dispatcher's, in
+ * lib/common/backends.h.
  */
 #ifndef DMT_HASH_BACKEND_H
 #define DMT_HASH_BACKEND_H
@@ -11,68 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/hash/arch/backends.h"
+#include "lib/common/backends.h"
 
 /* Initial hash values (FIPS 180-4), host-endian words. */
 extern const uint32_t dmt_sha256_iv[8];
 extern const uint32_t dmt_sha224_iv[8];
 extern const uint64_t dmt_sha512_iv[8];
 extern const uint64_t dmt_sha384_iv[8];
-
-/* Widest lane count the framing code handles. */
-#define DMT_MB_MAX_LANES 16
-
-/*
- * One HMAC batch as the engine would compute it: for every i,
- *	out[i] = HMAC(key, prefix || headers[i] || msgs[i] || suffix)
- * truncated to nothing (digest_size is the full size of `hash`).
- */
-struct dmt_hmac_job {
-	const char *hash;	/* kernel name of the hash: "sha256", ... */
-	const uint8_t *key;	/* the key as the user gave it */
-	size_t key_size;
-	const uint8_t *prefix;
-	size_t prefix_size;
-	const uint8_t *suffix;
-	size_t suffix_size;
-	size_t header_size;
-	size_t msg_size;
-	size_t digest_size;
-};
-
-/*
- * Returns 0, or -ENOTSUP to let the engine fall back to its block-function
- * path for this job (e.g. the machine lacks this KMAC function code).
- */
-typedef int (*dmt_hmac_batch_fn)(const struct dmt_hmac_job *job, size_t n,
-				 const uint8_t *const *msgs,
-				 const uint8_t *headers, uint8_t *out);
-
-/*
- * What a platform module provides.  Any member may be NULL.  The block
- * backends follow lib/arch/backends.h (their cpu_needs must include
- * DMT_CPU_S390_MSA so that masking it off disables them); the engine adds
- * framing, lanes and the HMAC construction around them.
- */
-struct dmt_platform_hooks {
-	const struct dmt_sha256_backend *sha256;
-	const struct dmt_sha512_backend *sha512;
-	dmt_hmac_batch_fn hmac_batch;
-};
-
-#if defined(__s390x__)
-/*
- * Implemented in lib/s390/ (required on s390x builds).  Called once, from
- * the engine's one-time initialisation (under pthread_once), after CPU
- * detection; it queries CPACF and fills in what this machine supports.
- * The backends become engine "cpacf" (sha256/sha224 via sha256,
- * sha512/sha384 via sha512); hmac(...) of a hash whose block backend is
- * present goes through hmac_batch when set (with the block path as the
- * fallback on -ENOTSUP).  Everything it points at must live for the whole
- * process.  With neither backend the engine is listed as unavailable.
- */
-void dmt_s390_probe(struct dmt_platform_hooks *hooks);
-#endif
 
 /* ---- SHA-2 multi-lane framing (lib/hash_mb.c) ---- */
 

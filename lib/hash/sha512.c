@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lib/hash/arch/backends.h"
+#include "lib/common/backends.h"
 #include "lib/hash/hash_backend.h"
 #include "lib/common/cpu.h"
 #include "lib/hash/arch/sha2_constants.h"

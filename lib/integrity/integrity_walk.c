@@ -29,6 +29,8 @@
 #include <dmt/io.h>
 #include <dmt/threads.h>
 
+#include "lib/common/file.h"
+
 #define UNIT_SECTORS_MAX 32768		/* 16 MiB of data per unit */
 #define UNIT_BYTES_MIN (64u << 10)	/* data of the smallest unit */
 #define UNIT_TAG_BYTES_MAX (4u << 20)

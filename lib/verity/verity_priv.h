@@ -15,6 +15,7 @@
 
 #include <dmt/verity.h>
 
+#include "lib/common/file.h"
 #include "lib/common/walk.h"
 
 /* Data handed to the workers at once (and announced to the kernel for

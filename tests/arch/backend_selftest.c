@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/hash/arch/backends.h"
+#include "lib/common/backends.h"
 #if defined(__x86_64__)
 #include "lib/fec/fec_gf256.h"
 #endif

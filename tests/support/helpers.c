@@ -200,9 +200,21 @@ bool th_reduced(void)
 const char *th_tool(const char *name)
 {
 	static __thread char buf[4096];
+	const char *dir = getenv("DMT_TOOL_DIR");
+
+	if (!dir || !*dir)
+		dir = getenv("DMT_BUILD");
+	snprintf(buf, sizeof(buf), "%s/%s", dir && *dir ? dir : "build", name);
+	return buf;
+}
+
+const char *th_test_tool(const char *name)
+{
+	static __thread char buf[4096];
 	const char *dir = getenv("DMT_BUILD");
 
-	snprintf(buf, sizeof(buf), "%s/%s", dir && *dir ? dir : "build", name);
+	snprintf(buf, sizeof(buf), "%s/test-tools/%s",
+		 dir && *dir ? dir : "build", name);
 	return buf;
 }
 

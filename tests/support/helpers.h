@@ -33,8 +33,12 @@ void th_flip_byte(const char *path, uint64_t off, uint8_t mask);
  */
 bool th_reduced(void);
 
-/* Build directory (DMT_BUILD, default "build") tool paths. */
+/* Tool paths: in DMT_TOOL_DIR if set (check-valgrind: the test builds),
+ * else in the build directory (DMT_BUILD, default "build"). */
 const char *th_tool(const char *name);
+/* The test build of a tool (with the library's test hooks, DMT_IO_FAULT):
+ * $DMT_BUILD/test-tools/<name>. */
+const char *th_test_tool(const char *name);
 /* Is a command on PATH (or /usr/sbin, /sbin)? */
 bool th_have_cmd(const char *cmd);
 

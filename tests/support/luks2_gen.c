@@ -136,16 +136,16 @@ void lg_base_ours(struct lg_base *b, const char *dir)
 	char *path = th_path(dir, "ours.img"), *raw = th_path(dir, "raw.img");
 	struct dmt_luks2 *h = NULL;
 	struct dmt_reason r = { 0 };
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	struct lg_base tmp;
 
 	cr_assert_eq(dmt_luks2_create(&p, &h, &r), 0);
 	cr_assert_eq(dmt_luks2_add_keyslot(h, &k0, pass, strlen(pass), &r), 0);
 	cr_assert_eq(dmt_luks2_add_keyslot(h, &k1, pass, strlen(pass), &r), 1);
-	cr_assert_eq(dmt_file_open(&f, raw, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
-	cr_assert_eq(dmt_luks2_write(h, &f, &r), 0);
-	cr_assert_eq(ftruncate(f.fd, (1 << 20) + 8192), 0);
-	dmt_file_close(&f);
+	cr_assert_eq(dmt_file_open(raw, DMT_OPEN_RW | DMT_OPEN_CREATE, &f), 0);
+	cr_assert_eq(dmt_luks2_write(h, f, &r), 0);
+	cr_assert_eq(ftruncate(dmt_file_fd(f), (1 << 20) + 8192), 0);
+	dmt_file_close(f);
 	dmt_luks2_free(h);
 	base_read(&tmp, "raw", raw);
 	lg_make(&tmp, extras, path);

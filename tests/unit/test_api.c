@@ -97,22 +97,20 @@ Test(api, reserved_verity_files)
 	struct dmt_verity_check_result cres;
 	struct dmt_fec_layout fl;
 	struct dmt_reason r = { 0 };
-	struct dmt_file d, h;
+	struct dmt_file *d = NULL, *h = NULL;
 
 	th_write_random_file(dpath, 16 * 4096, 1);
 	th_write_file(hpath, "", 0);
-	memset(&d, 0, sizeof(d));
-	memset(&h, 0, sizeof(h));
-	cr_assert_eq(dmt_file_open(&d, dpath, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&h, hpath, DMT_OPEN_RW), 0);
+	cr_assert_eq(dmt_file_open(dpath, DMT_OPEN_READ, &d), 0);
+	cr_assert_eq(dmt_file_open(hpath, DMT_OPEN_RW, &h), 0);
 	dmt_verity_params_init(&p);
 	memset(&res, 0xff, sizeof(res));
-	cr_assert_eq(dmt_verity_build(&p, &d, &h, &res, &r), 0);
+	cr_assert_eq(dmt_verity_build(&p, d, h, &res, &r), 0);
 	cr_expect(RESERVED_ZERO(res));
 	cr_expect(RESERVED_ZERO(res.geo));
 
 	memset(&cres, 0xff, sizeof(cres));
-	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, res.root_hash,
+	cr_expect_eq(dmt_verity_check(&p, d, h, NULL, res.root_hash,
 				      res.root_hash_size, 0, NULL, &cres, &r),
 		     0);
 	cr_expect(RESERVED_ZERO(cres));
@@ -121,10 +119,10 @@ Test(api, reserved_verity_files)
 
 	dmt_verity_fec_params_init(&fec);
 	fec.reserved[3] = 5;
-	expect_reserved_reason(dmt_verity_format(&p, &d, &h, &fec, NULL, &res,
+	expect_reserved_reason(dmt_verity_format(&p, d, h, &fec, NULL, &res,
 						 &fl, &r), &r);
 	memset(&r, 0, sizeof(r));
-	expect_reserved_reason(dmt_verity_check(&p, &d, &h, &fec,
+	expect_reserved_reason(dmt_verity_check(&p, d, h, &fec,
 						res.root_hash,
 						res.root_hash_size, 0, NULL,
 						&cres, &r), &r);
@@ -132,9 +130,9 @@ Test(api, reserved_verity_files)
 
 	p.reserved[1] = 1;
 	memset(&r, 0, sizeof(r));
-	expect_reserved_reason(dmt_verity_build(&p, &d, &h, &res, &r), &r);
-	dmt_file_close(&d);
-	dmt_file_close(&h);
+	expect_reserved_reason(dmt_verity_build(&p, d, h, &res, &r), &r);
+	dmt_file_close(d);
+	dmt_file_close(h);
 	th_rmtree(dir);
 	free(dpath);
 	free(hpath);
@@ -146,17 +144,23 @@ Test(api, reserved_fec)
 	struct dmt_fec_params p;
 	struct dmt_fec_layout l;
 	struct dmt_reason r = { 0 };
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
+	char *dir = th_mkdtemp(), *path = th_path(dir, "f");
 
+	th_write_random_file(path, 16 * 4096, 2);
+	cr_assert_eq(dmt_file_open(path, DMT_OPEN_RW, &f), 0);
 	dmt_fec_params_init(&p);
 	cr_expect_eq(p.roots, DMT_FEC_ROOTS_DEFAULT);
-	memset(&f, 0, sizeof(f));
-	p.data = p.hash = p.fec = &f;
+	p.data = p.hash = p.fec = f;
 	p.block_size = 4096;
 	p.reserved[2] = 1;
 	expect_reserved_reason(dmt_fec_layout(&p, &l, &r), &r);
 	memset(&r, 0, sizeof(r));
 	expect_reserved_reason(dmt_fec_encode(&p, NULL, &r), &r);
+	dmt_file_close(f);
+	th_rmtree(dir);
+	free(path);
+	free(dir);
 }
 
 Test(api, reserved_sign)

@@ -532,7 +532,7 @@ Test(crypt, stream_file_to_file, .timeout = 60)
 	uint8_t key[64], *pt = calloc(1, padded), *want = malloc(padded), *got;
 	struct dmt_crypt_params p = { .cipher = "aes-xts-plain64", .key = key,
 				      .key_size = 64, .sector_size = ss };
-	struct dmt_file fi, fo;
+	struct dmt_file *fi = NULL, *fo = NULL;
 	struct dmt_crypt *c;
 	uint64_t last = 0;
 	size_t len;
@@ -542,31 +542,24 @@ Test(crypt, stream_file_to_file, .timeout = 60)
 	th_write_file(in, pt, bytes);
 	cr_assert_eq(dmt_crypt_new(&p, &c, NULL), 0);
 	cr_assert_eq(dmt_crypt_encrypt(c, 7, padded / ss, pt, want), 0);
-	cr_assert_eq(dmt_file_open(&fi, in, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
-	struct dmt_crypt_stream_params s = {
-		.in = &fi,
-		.out = &fo,
-		.out_offset = 8192,
-		.bytes = bytes,
-		.first_sector = 7,
-		.encrypt = true,
-		.progress = {count_progress, &last}};
+	cr_assert_eq(dmt_file_open(in, DMT_OPEN_READ, &fi), 0);
+	cr_assert_eq(dmt_file_open(out, DMT_OPEN_RW | DMT_OPEN_CREATE, &fo), 0);
+	struct dmt_crypt_stream_params s = { .in = fi, .out = fo, .out_offset = 8192,
+				      .bytes = bytes, .first_sector = 7,
+				      .encrypt = true,
+				      .progress = { count_progress, &last } };
 	cr_assert_eq(dmt_crypt_stream_run(c, &s, NULL), 0);
 	cr_expect_eq(last, padded);
-	dmt_file_close(&fo);
+	dmt_file_close(fo);
 	got = th_read_file(out, &len);
 	cr_assert_eq(len, 8192 + padded);
 	cr_expect_eq(memcmp(got + 8192, want, padded), 0);
 	free(got);
 	/* back: decrypting the image gives the payload and zero padding */
-	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&fi, in, DMT_OPEN_RW), 0);
-	s = (struct dmt_crypt_stream_params){.in = &fo,
-					     .out = &fi,
-					     .in_offset = 8192,
-					     .bytes = padded,
-					     .first_sector = 7};
+	cr_assert_eq(dmt_file_open(out, DMT_OPEN_READ, &fo), 0);
+	cr_assert_eq(dmt_file_open(in, DMT_OPEN_RW, &fi), 0);
+	s = (struct dmt_crypt_stream_params){ .in = fo, .out = fi, .in_offset = 8192,
+				       .bytes = padded, .first_sector = 7 };
 	cr_assert_eq(dmt_crypt_stream_run(c, &s, NULL), 0);
 	got = th_read_file(in, &len);
 	cr_assert_eq(len, padded);
@@ -578,8 +571,8 @@ Test(crypt, stream_file_to_file, .timeout = 60)
 	s.progress.fn = NULL;
 	s.bytes = padded + 8192 + 1;
 	cr_expect_eq(dmt_crypt_stream_run(c, &s, NULL), -ENODATA);
-	dmt_file_close(&fi);
-	dmt_file_close(&fo);
+	dmt_file_close(fi);
+	dmt_file_close(fo);
 	dmt_crypt_free(c);
 	free(pt);
 	free(want);
@@ -604,7 +597,7 @@ Test(crypt, stream_sparse_input_holes_from_memory, .timeout = 60)
 	unsigned char *vec = malloc(bytes / page + 1);
 	struct dmt_crypt_params p = { .cipher = "aes-xts-plain64", .key = key,
 				      .key_size = 64, .sector_size = ss };
-	struct dmt_file fi, fo;
+	struct dmt_file *fi = NULL, *fo = NULL;
 	struct dmt_crypt *c;
 	size_t len, resident = 0;
 	void *map;
@@ -622,12 +615,12 @@ Test(crypt, stream_sparse_input_holes_from_memory, .timeout = 60)
 	cr_assert_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
 	cr_assert_eq(dmt_crypt_new(&p, &c, NULL), 0);
 	cr_assert_eq(dmt_crypt_encrypt(c, 0, padded / ss, pt, want), 0);
-	cr_assert_eq(dmt_file_open(&fi, in, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
-	struct dmt_crypt_stream_params s = {
-		.in = &fi, .out = &fo, .bytes = bytes, .encrypt = true};
+	cr_assert_eq(dmt_file_open(in, DMT_OPEN_READ, &fi), 0);
+	cr_assert_eq(dmt_file_open(out, DMT_OPEN_RW | DMT_OPEN_CREATE, &fo), 0);
+	struct dmt_crypt_stream_params s = { .in = fi, .out = fo, .bytes = bytes,
+				      .encrypt = true };
 	cr_assert_eq(dmt_crypt_stream_run(c, &s, NULL), 0);
-	dmt_file_close(&fo);
+	dmt_file_close(fo);
 	got = th_read_file(out, &len);
 	cr_assert_eq(len, padded);
 	cr_expect_eq(memcmp(got, want, padded), 0);
@@ -641,11 +634,11 @@ Test(crypt, stream_sparse_input_holes_from_memory, .timeout = 60)
 	munmap(map, bytes);
 	/* an input cut short after it was opened: not its holes as zeros */
 	cr_assert_eq(ftruncate(fd, (off_t)bytes - 5000), 0);
-	cr_assert_eq(dmt_file_open(&fo, out, DMT_OPEN_RW), 0);
+	cr_assert_eq(dmt_file_open(out, DMT_OPEN_RW, &fo), 0);
 	cr_expect_eq(dmt_crypt_stream_run(c, &s, NULL), -ENODATA);
-	dmt_file_close(&fo);
+	dmt_file_close(fo);
 	close(fd);
-	dmt_file_close(&fi);
+	dmt_file_close(fi);
 	dmt_crypt_free(c);
 	free(got);
 	free(pt);

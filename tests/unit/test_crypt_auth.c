@@ -231,7 +231,7 @@ static int make_image(struct img *im, const char *cipher, const char *integ,
 {
 	struct dmt_auth_spec s;
 	struct dmt_luks2 *h;
-	struct dmt_file d, p;
+	struct dmt_file *d = NULL, *p = NULL;
 	struct dmt_reason r = { 0 };
 	int ret;
 
@@ -240,38 +240,20 @@ static int make_image(struct img *im, const char *cipher, const char *integ,
 	im->payload = th_path(im->dir, "payload");
 	th_write_random_file(im->payload, payload, 42);
 	cr_assert_eq(dmt_auth_lookup(cipher, integ, 0, &s, &r), 0);
-	cr_assert_eq(dmt_luks2_create_auth(
-			     &(struct dmt_luks2_params){.sector_size = ss,
-							.data_offset = 1 << 20},
-			     &s, &h, &r),
+	cr_assert_eq(dmt_luks2_create_auth(&(struct dmt_luks2_params){
+		.sector_size = ss, .data_offset = 1 << 20 }, &s, &h, &r), 0);
+	cr_assert_geq(dmt_luks2_add_keyslot(h, &(struct dmt_luks2_keyslot_params){
+		.keyslot = -1, .pbkdf = { "pbkdf2", "sha256", 1000, 0, 0 } },
+		pass, strlen(pass), &r), 0);
+	cr_assert_eq(dmt_file_open(im->path, DMT_OPEN_RW | DMT_OPEN_CREATE, &d),
 		     0);
-	cr_assert_geq(
-		dmt_luks2_add_keyslot(h,
-				      &(struct dmt_luks2_keyslot_params){
-					      .keyslot = -1,
-					      .pbkdf = {.type = "pbkdf2",
-							.hash = "sha256",
-							.iterations = 1000,
-							.memory_kb = 0,
-							.parallel = 0}},
-				      pass, strlen(pass), &r),
-		0);
-	cr_assert_eq(dmt_file_open(&d, im->path, DMT_OPEN_RW | DMT_OPEN_CREATE),
-		     0);
-	cr_assert_eq(dmt_file_open(&p, im->payload, DMT_OPEN_READ), 0);
-	ret = dmt_auth_format(
-		&(struct dmt_auth_image_params){.h = h,
-						.data = &d,
-						.payload = &p,
-						.wipe = wipe,
-						.device_size = device_size,
-						.device_size_auto =
-							!device_size,
-						.threads = 2,
-						.progress = img_progress},
-		&im->res, &im->reason);
-	dmt_file_close(&d);
-	dmt_file_close(&p);
+	cr_assert_eq(dmt_file_open(im->payload, DMT_OPEN_READ, &p), 0);
+	ret = dmt_auth_format(&(struct dmt_auth_image_params){
+		.h = h, .data = d, .payload = p, .wipe = wipe,
+		.device_size = device_size, .device_size_auto = !device_size,
+		.threads = 2, .progress = img_progress }, &im->res, &im->reason);
+	dmt_file_close(d);
+	dmt_file_close(p);
 	dmt_luks2_free(h);
 	return ret;
 }
@@ -280,25 +262,23 @@ static int make_image(struct img *im, const char *cipher, const char *integ,
 static int verify(struct img *im, const char *out, bool allow_bad)
 {
 	struct dmt_luks2 *h;
-	struct dmt_file d, o;
+	struct dmt_file *d = NULL, *o = NULL;
 	int ret;
 
-	cr_assert_eq(dmt_file_open(&d, im->path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&d, &h, NULL), 0);
+	cr_assert_eq(dmt_file_open(im->path, DMT_OPEN_READ, &d), 0);
+	cr_assert_eq(dmt_luks2_load(d, &h, NULL), 0);
 	cr_assert_geq(dmt_luks2_unlock(h, -1, pass, strlen(pass), NULL), 0);
-	dmt_file_init(&o);
 	if (out)
-		cr_assert_eq(dmt_file_open(&o, out, DMT_OPEN_RW | DMT_OPEN_CREATE),
-			     0);
-	struct dmt_auth_image_params ai = {.h = h,
-					   .data = &d,
-					   .output = &o,
-					   .allow_bad = allow_bad,
-					   .progress = img_progress};
-	ret = out ? dmt_auth_decrypt_image(&ai, &im->res, &im->reason)
-		  : dmt_auth_check(&ai, &im->res, &im->reason);
-	dmt_file_close(&o);
-	dmt_file_close(&d);
+		cr_assert_eq(
+			dmt_file_open(out, DMT_OPEN_RW | DMT_OPEN_CREATE, &o),
+			0);
+	struct dmt_auth_image_params ai = { .h = h, .data = d, .output = o,
+				     .allow_bad = allow_bad,
+				     .progress = img_progress };
+	ret = out ? dmt_auth_decrypt_image(&ai, &im->res, &im->reason) :
+		    dmt_auth_check(&ai, &im->res, &im->reason);
+	dmt_file_close(o);
+	dmt_file_close(d);
 	dmt_luks2_free(h);
 	return ret;
 }
@@ -463,7 +443,7 @@ static void same_as_luksformat(const char *name, const char *cipher,
 	char path[256];
 	struct img im;
 	struct dmt_luks2 *h;
-	struct dmt_file d;
+	struct dmt_file *d = NULL;
 	json_object *ref, *ours;
 	uint8_t *sb_ref, *file;
 	size_t len, flen;
@@ -481,8 +461,8 @@ static void same_as_luksformat(const char *name, const char *cipher,
 	file = th_read_file(im.path, &flen);
 	cr_assert_eq(memcmp(file + (1 << 20), sb_ref, 512), 0,
 		     "%s: dm-integrity superblock differs", name);
-	cr_assert_eq(dmt_file_open(&d, im.path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&d, &h, NULL), 0);
+	cr_assert_eq(dmt_file_open(im.path, DMT_OPEN_READ, &d), 0);
+	cr_assert_eq(dmt_luks2_load(d, &h, NULL), 0);
 	ours = json_tokener_parse(dmt_luks2_json(h));
 	static const char *const keys[] = { "segments", "config" };
 	for (size_t i = 0; i < 2; i++) {
@@ -506,7 +486,7 @@ static void same_as_luksformat(const char *name, const char *cipher,
 	json_object_put(ref);
 	json_object_put(ours);
 	dmt_luks2_free(h);
-	dmt_file_close(&d);
+	dmt_file_close(d);
 	free(sb_ref);
 	free(file);
 	img_free(&im);

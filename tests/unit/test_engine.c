@@ -45,33 +45,30 @@ static void teardown(void)
 /* dmt_fec_encode() with engine spec `engine` into a fresh file `name`. */
 static int encode(const char *engine, const char *name, unsigned int roots)
 {
-	struct dmt_file d, h, f;
+	struct dmt_file *d = NULL, *h = NULL, *f = NULL;
 	struct dmt_fec_params p;
 	char *out = th_path(dir, name);
 	int r;
 
 	unlink(out);
-	memset(&d, 0, sizeof(d));
-	memset(&h, 0, sizeof(h));
-	memset(&f, 0, sizeof(f));
-	cr_assert_eq(dmt_file_open(&d, data, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&h, hash, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&f, out, DMT_OPEN_RW | DMT_OPEN_CREATE),
+	cr_assert_eq(dmt_file_open(data, DMT_OPEN_READ, &d), 0);
+	cr_assert_eq(dmt_file_open(hash, DMT_OPEN_READ, &h), 0);
+	cr_assert_eq(dmt_file_open(out, DMT_OPEN_RW | DMT_OPEN_CREATE, &f),
 		     0);
 	memset(&p, 0, sizeof(p));
 	p.roots = roots;
 	p.block_size = BS;
 	p.data_blocks = DATA_BLOCKS;
 	p.hash_start = 1;
-	p.data = &d;
-	p.hash = &h;
-	p.fec = &f;
+	p.data = d;
+	p.hash = h;
+	p.fec = f;
 	p.threads = 2;
 	p.engine = engine;
 	r = dmt_fec_encode(&p, NULL, NULL);
-	dmt_file_close(&d);
-	dmt_file_close(&h);
-	dmt_file_close(&f);
+	dmt_file_close(d);
+	dmt_file_close(h);
+	dmt_file_close(f);
 	free(out);
 	return r;
 }

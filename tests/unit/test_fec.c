@@ -68,7 +68,7 @@ static void vs_format(const char *data, const char *hash, const char *fec,
 }
 
 struct files {
-	struct dmt_file data, hash, fec;
+	struct dmt_file *data, *hash, *fec;
 	bool shared;
 };
 
@@ -76,19 +76,19 @@ static void files_open(struct files *f, const char *data, const char *hash,
 		       const char *fec, int fec_flags)
 {
 	memset(f, 0, sizeof(*f));
-	cr_assert_eq(dmt_file_open(&f->data, data, DMT_OPEN_RW), 0);
-	cr_assert_eq(dmt_file_open(&f->hash, hash, DMT_OPEN_RW), 0);
+	cr_assert_eq(dmt_file_open(data, DMT_OPEN_RW, &f->data), 0);
+	cr_assert_eq(dmt_file_open(hash, DMT_OPEN_RW, &f->hash), 0);
 	f->shared = !fec;
 	if (fec)
-		cr_assert_eq(dmt_file_open(&f->fec, fec, fec_flags), 0);
+		cr_assert_eq(dmt_file_open(fec, fec_flags, &f->fec), 0);
 }
 
 static void files_close(struct files *f)
 {
-	dmt_file_close(&f->data);
-	dmt_file_close(&f->hash);
+	dmt_file_close(f->data);
+	dmt_file_close(f->hash);
 	if (!f->shared)
-		dmt_file_close(&f->fec);
+		dmt_file_close(f->fec);
 }
 
 static void params_init(struct dmt_fec_params *p, struct files *f,
@@ -100,9 +100,9 @@ static void params_init(struct dmt_fec_params *p, struct files *f,
 	p->block_size = bs;
 	p->data_blocks = n;
 	p->hash_start = 1;	/* superblock at 0, tree from block 1 */
-	p->data = &f->data;
-	p->hash = &f->hash;
-	p->fec = f->shared ? &f->hash : &f->fec;
+	p->data = f->data;
+	p->hash = f->hash;
+	p->fec = f->shared ? f->hash : f->fec;
 	p->threads = threads;
 }
 
@@ -481,14 +481,14 @@ Test(fec, parameter_errors)
 	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -ENODATA);
 	p.hash_start = 1;
 	/* parity over the data it protects */
-	p.fec = &f.data;
+	p.fec = f.data;
 	p.fec_offset = 50 * 4096;
 	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -EINVAL);
 	/* shared with the hash file but starting inside the tree */
-	p.fec = &f.hash;
+	p.fec = f.hash;
 	p.fec_offset = 0;
 	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), -EINVAL);
-	p.fec = &f.fec;
+	p.fec = f.fec;
 	cr_expect_eq(dmt_fec_encode(&p, NULL, NULL), 0);
 	files_close(&f);
 	th_rmtree(dir);

@@ -877,20 +877,20 @@ static void ops_teardown(void)
 }
 
 /* Options on an image opened read-write (or created, when missing). */
-static void opts_init(struct dmt_integrity_params *o, struct dmt_file *meta,
+static void opts_init(struct dmt_integrity_params *o, struct dmt_file **meta,
 		      const char *dev)
 {
 	int err;
 
 	memset(o, 0, sizeof(*o));
-	err = dmt_file_open(meta, dev, DMT_OPEN_RW);
+	err = dmt_file_open(dev, DMT_OPEN_RW, meta);
 	if (err == -ENOENT) {
-		cr_assert_eq(dmt_file_open(meta, dev, DMT_OPEN_NEW_TMP), 0);
+		cr_assert_eq(dmt_file_open(dev, DMT_OPEN_NEW_TMP, meta), 0);
 		o->created = true;
 	} else {
 		cr_assert_eq(err, 0, "%s", dev);
 	}
-	o->meta = meta;
+	o->meta = *meta;
 	o->alg = "crc32c";
 	o->layout.sector_size = 512;
 	o->layout.fix_padding = true;
@@ -902,13 +902,13 @@ static void opts_init(struct dmt_integrity_params *o, struct dmt_file *meta,
 
 static int read_sb(const char *path, struct dmt_integrity_sb *sb)
 {
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	uint64_t size;
 	int err;
 
-	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
-	err = dmt_integrity_read_sb(&f, sb, &size, NULL);
-	dmt_file_close(&f);
+	cr_assert_eq(dmt_file_open(path, DMT_OPEN_READ, &f), 0);
+	err = dmt_integrity_read_sb(f, sb, &size, NULL);
+	dmt_file_close(f);
 	return err;
 }
 
@@ -924,14 +924,14 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	struct dmt_integrity_result r;
 	struct dmt_reason why = {0};
 	struct dmt_integrity_sb sb;
-	struct dmt_file meta, payload;
+	struct dmt_file *meta = NULL, *payload = NULL;
 	uint64_t first = 0;
 
 	th_write_random_file(pay, 40u << 20, 3);
 	th_write_random_file(img, 64u << 20, 9);	/* old contents */
 	opts_init(&o, &meta, img);
-	cr_assert_eq(dmt_file_open(&payload, pay, DMT_OPEN_READ), 0);
-	o.payload = &payload;
+	cr_assert_eq(dmt_file_open(pay, DMT_OPEN_READ, &payload), 0);
+	o.payload = payload;
 	o.threads = 1;
 	/* a unit that is all payload is read in one transfer: the 3rd read
 	 * is unit 2's first (8 MiB units: one thread has two workers, each
@@ -943,8 +943,8 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	cr_expect_eq(why.code, DMT_REASON_INTEGRITY_IO_READ);
 	cr_expect_str_eq(why.path, pay);
 	cr_expect_eq(why.value, EIO);
-	dmt_file_close(&payload);
-	dmt_file_close(&meta);
+	dmt_file_close(payload);
+	dmt_file_close(meta);
 	cr_assert_eq(read_sb(img, &sb), 0);
 	cr_expect(sb.flags & DMT_INTEGRITY_SB_RECALCULATING);
 	cr_expect_eq(sb.version, 5);
@@ -965,7 +965,7 @@ Test(integrity_ops, interrupted_format_resumes, .init = ops_setup,
 	cr_assert_eq(dmt_integrity_check(&o, &r, &why), 0, "reason %d",
 		     why.code);
 	cr_expect_eq(r.end_sector, sb.provided_data_sectors);
-	dmt_file_close(&meta);
+	dmt_file_close(meta);
 	cr_expect_eq(it_verify_image(img, NULL, "crc32c", NULL, 0, &first), 0,
 		     "first bad sector %llu", (unsigned long long)first);
 	free(img);
@@ -980,7 +980,7 @@ Test(integrity_ops, failed_create_leaves_nothing, .init = ops_setup,
 	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
 	struct dmt_reason why = {0};
-	struct dmt_file meta;
+	struct dmt_file *meta = NULL;
 	char *out = NULL;
 
 	opts_init(&o, &meta, img);
@@ -989,7 +989,7 @@ Test(integrity_ops, failed_create_leaves_nothing, .init = ops_setup,
 	dmt_io_fault_set("new.img", DMT_IO_WRITE, 4, ENOSPC, false);
 	cr_assert_eq(dmt_integrity_format(&o, &r, &why), -ENOSPC);
 	dmt_io_fault_clear();
-	dmt_file_close(&meta);
+	dmt_file_close(meta);
 	cr_assert_eq(access(img, F_OK), -1);
 	cr_assert(asprintf(&cmd, "ls -A '%s'", dir) > 0);
 	cr_assert_eq(th_sh(&out, NULL, "%s", cmd), 0);
@@ -1019,7 +1019,7 @@ Test(integrity_ops, progress_and_abort, .init = ops_setup,
 	struct dmt_integrity_result r;
 	struct dmt_reason why = {0};
 	struct dmt_integrity_sb sb;
-	struct dmt_file meta;
+	struct dmt_file *meta = NULL;
 	uint64_t v[4] = { 0 };
 
 	th_write_random_file(img, 64u << 20, 0);
@@ -1033,7 +1033,7 @@ Test(integrity_ops, progress_and_abort, .init = ops_setup,
 	memset(v, 0, sizeof(v));
 	v[3] = 2;
 	cr_assert_eq(dmt_integrity_recalculate(&o, &r, &why), -EINTR);
-	dmt_file_close(&meta);
+	dmt_file_close(meta);
 	cr_assert_eq(read_sb(img, &sb), 0);
 	cr_expect(sb.flags & DMT_INTEGRITY_SB_RECALCULATING);
 	cr_expect_lt(sb.recalc_sector, sb.provided_data_sectors);
@@ -1053,12 +1053,12 @@ static void format_from(const char *img, const char *pay, unsigned int il,
 	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
 	struct dmt_reason why = {0};
-	struct dmt_file meta, payload;
+	struct dmt_file *meta = NULL, *payload = NULL;
 
 	opts_init(&o, &meta, img);
 	cr_assert(o.created);
-	cr_assert_eq(dmt_file_open(&payload, pay, DMT_OPEN_READ), 0);
-	o.payload = &payload;
+	cr_assert_eq(dmt_file_open(pay, DMT_OPEN_READ, &payload), 0);
+	o.payload = payload;
 	o.device_size_auto = true;
 	o.layout.interleave_sectors = il;
 	o.layout.sector_size = ss;
@@ -1066,8 +1066,8 @@ static void format_from(const char *img, const char *pay, unsigned int il,
 	o.threads = threads;
 	cr_assert_eq(dmt_integrity_format(&o, &r, &why), 0, "reason %d",
 		     why.code);
-	dmt_file_close(&payload);
-	dmt_file_close(&meta);
+	dmt_file_close(payload);
+	dmt_file_close(meta);
 }
 
 static int check_image(const char *img, uint64_t *mismatches,
@@ -1076,7 +1076,7 @@ static int check_image(const char *img, uint64_t *mismatches,
 	struct dmt_integrity_params o;
 	struct dmt_integrity_result r;
 	struct dmt_reason why = {0};
-	struct dmt_file meta;
+	struct dmt_file *meta = NULL;
 	int err;
 
 	opts_init(&o, &meta, img);
@@ -1084,7 +1084,7 @@ static int check_image(const char *img, uint64_t *mismatches,
 	err = dmt_integrity_check(&o, &r, &why);
 	*mismatches = r.mismatches;
 	*first_bad = r.n_first_bad ? r.first_bad[0] : UINT64_MAX;
-	dmt_file_close(&meta);
+	dmt_file_close(meta);
 	return err;
 }
 

@@ -61,7 +61,7 @@ static void make_image(const char *dir, const char *name,
 {
 	struct dmt_luks2 *h = NULL;
 	struct dmt_reason r = { 0 };
-	struct dmt_file f, d;
+	struct dmt_file *f = NULL, *d = NULL;
 	struct dmt_luks2_segment seg;
 	struct dmt_crypt *c;
 	const uint8_t *vk;
@@ -73,9 +73,9 @@ static void make_image(const char *dir, const char *name,
 		     r.field ? r.field : "");
 	cr_assert_geq(dmt_luks2_add_keyslot(h, kp, pass, strlen(pass), &r), 0,
 		      "add_keyslot: %d", r.code);
-	cr_assert_eq(dmt_file_open(&f, img->path, DMT_OPEN_RW | DMT_OPEN_CREATE),
-		     0);
-	cr_assert_eq(dmt_luks2_write(h, &f, &r), 0, "write: %d", r.code);
+	cr_assert_eq(
+		dmt_file_open(img->path, DMT_OPEN_RW | DMT_OPEN_CREATE, &f), 0);
+	cr_assert_eq(dmt_luks2_write(h, f, &r), 0, "write: %d", r.code);
 	cr_assert_eq(dmt_luks2_get_segment(h, &seg), 0);
 	vk = dmt_luks2_volume_key(h, &img->vk_len);
 	memcpy(img->vk, vk, img->vk_len);
@@ -84,8 +84,9 @@ static void make_image(const char *dir, const char *name,
 	img->cipher = p->cipher ? p->cipher : "aes-xts-plain64";
 	img->data = p->detached ? th_path(dir, "data.img") : strdup(img->path);
 	if (p->detached)
-		cr_assert_eq(dmt_file_open(&d, img->data,
-					   DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
+		cr_assert_eq(dmt_file_open(img->data,
+					   DMT_OPEN_RW | DMT_OPEN_CREATE, &d),
+			     0);
 	buf = malloc(n * seg.sector_size);
 	th_fill_random(buf, n * seg.sector_size, 77);
 	cr_assert_eq(dmt_crypt_new(
@@ -98,13 +99,13 @@ static void make_image(const char *dir, const char *name,
 			     &c, &r),
 		     0);
 	cr_assert_eq(dmt_crypt_encrypt(c, 0, n, buf, buf), 0);
-	cr_assert_eq(dmt_pwrite_full(p->detached ? &d : &f, buf,
+	cr_assert_eq(dmt_pwrite_full(p->detached ? d : f, buf,
 				     n * seg.sector_size, seg.offset), 0);
 	dmt_crypt_free(c);
 	free(buf);
 	if (p->detached)
-		dmt_file_close(&d);
-	dmt_file_close(&f);
+		dmt_file_close(d);
+	dmt_file_close(f);
 	dmt_luks2_free(h);
 }
 
@@ -291,12 +292,12 @@ static void unlock_expect(const char *path, const char *pw, int slot,
 {
 	struct dmt_luks2 *h = NULL;
 	struct dmt_reason r = { 0 };
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	const uint8_t *got;
 	size_t len;
 
-	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0, "load %s: %d %s", path,
+	cr_assert_eq(dmt_file_open(path, DMT_OPEN_READ, &f), 0);
+	cr_assert_eq(dmt_luks2_load(f, &h, &r), 0, "load %s: %d %s", path,
 		     r.code, r.field ? r.field : "");
 	cr_expect_eq(dmt_luks2_unlock(h, -1, pw, strlen(pw), &r), slot,
 		     "unlock '%s'", pw);
@@ -305,7 +306,7 @@ static void unlock_expect(const char *path, const char *pw, int slot,
 	cr_expect_eq(len, vk_len);
 	cr_expect_eq(memcmp(got, vk, vk_len), 0);
 	dmt_luks2_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 }
 
 Test(luks2, cryptsetup_addkey_changekey_repair, .timeout = 120)
@@ -329,17 +330,17 @@ Test(luks2, cryptsetup_addkey_changekey_repair, .timeout = 120)
 	unlock_expect(img.path, "second", 1, img.vk, img.vk_len);
 	{
 		struct dmt_luks2 *h = NULL;
-		struct dmt_file f;
+		struct dmt_file *f = NULL;
 		struct dmt_reason r = { 0 };
 
-		cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
-		cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
+		cr_assert_eq(dmt_file_open(img.path, DMT_OPEN_READ, &f), 0);
+		cr_assert_eq(dmt_luks2_load(f, &h, &r), 0);
 		cr_expect_geq(dmt_luks2_unlock(h, -1, "third", 5, &r), 0);
 		cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r),
 			     -EPERM);
 		cr_expect_eq(r.code, DMT_REASON_LUKS2_WRONG_PASSPHRASE);
 		dmt_luks2_free(h);
-		dmt_file_close(&f);
+		dmt_file_close(f);
 	}
 	err = NULL;
 	cr_expect_eq(th_sh(NULL, &err, "cryptsetup repair -q '%s'", img.path),
@@ -359,7 +360,7 @@ static void read_theirs(const char *dir, const char *opts, unsigned int ss,
 	struct dmt_luks2 *h = NULL;
 	struct dmt_luks2_segment seg;
 	struct dmt_reason r = { 0 };
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	char vk[64];
 	size_t vk_len = sizeof(vk);
 
@@ -374,8 +375,8 @@ static void read_theirs(const char *dir, const char *opts, unsigned int ss,
 	cr_assert_eq(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
 	cr_assert_geq(crypt_volume_key_get(cd, CRYPT_ANY_SLOT, vk, &vk_len,
 					   pass, strlen(pass)), 0);
-	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0, "%s: %d %s", opts, r.code,
+	cr_assert_eq(dmt_file_open(path, DMT_OPEN_READ, &f), 0);
+	cr_assert_eq(dmt_luks2_load(f, &h, &r), 0, "%s: %d %s", opts, r.code,
 		     r.field ? r.field : "");
 	cr_expect_str_eq(dmt_luks2_uuid(h), crypt_get_uuid(cd));
 	cr_expect_str_eq(dmt_luks2_label(h), "theirs");
@@ -390,7 +391,7 @@ static void read_theirs(const char *dir, const char *opts, unsigned int ss,
 	cr_assert_not_null(dmt_luks2_volume_key(h, NULL));
 	cr_expect_eq(memcmp(dmt_luks2_volume_key(h, NULL), vk, vk_len), 0);
 	dmt_luks2_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	crypt_free(cd);
 	free(path);
 }
@@ -419,18 +420,18 @@ Test(luks2, reads_luksformat_headers, .timeout = 120)
 static int load_reason(const char *path, struct dmt_reason *r, int *copy)
 {
 	struct dmt_luks2 *h = NULL;
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
-	ret = dmt_luks2_load(&f, &h, r);
+	cr_assert_eq(dmt_file_open(path, DMT_OPEN_READ, &f), 0);
+	ret = dmt_luks2_load(f, &h, r);
 	if (!ret) {
 		*copy = dmt_luks2_loaded_copy(h);
 		cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), r), 0);
 	}
 	dmt_luks2_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	return ret;
 }
 
@@ -564,12 +565,12 @@ Test(luks2, damaged_keyslot_and_wrong_passphrase, .timeout = 60)
 	struct dmt_luks2_keyslot_params kp = kp_pbkdf2();
 	struct dmt_luks2 *h = NULL;
 	struct dmt_reason r = { 0 };
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	struct image img;
 
 	make_image(dir, "img", &p, &kp, 2, &img);
-	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
+	cr_assert_eq(dmt_file_open(img.path, DMT_OPEN_READ, &f), 0);
+	cr_assert_eq(dmt_luks2_load(f, &h, &r), 0);
 	cr_expect_eq(dmt_luks2_unlock(h, -1, "wrong", 5, &r), -EPERM);
 	cr_expect_eq(r.code, DMT_REASON_LUKS2_WRONG_PASSPHRASE);
 	cr_expect_null(dmt_luks2_volume_key(h, NULL));
@@ -577,14 +578,14 @@ Test(luks2, damaged_keyslot_and_wrong_passphrase, .timeout = 60)
 	cr_expect_eq(r.code, DMT_REASON_LUKS2_KEYSLOT);
 	cr_expect_eq(dmt_luks2_unlock(h, 0, pass, strlen(pass), &r), 0);
 	dmt_luks2_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	/* one flipped byte in the keyslot's material: key lost */
 	th_flip_byte(img.path, 32768 + 1000, 0x04);
-	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
+	cr_assert_eq(dmt_file_open(img.path, DMT_OPEN_READ, &f), 0);
+	cr_assert_eq(dmt_luks2_load(f, &h, &r), 0);
 	cr_expect_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), -EPERM);
 	dmt_luks2_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	image_free(&img);
 	th_rmtree(dir);
 	free(dir);
@@ -636,13 +637,13 @@ Test(luks2, add_keyslot_to_loaded_header, .timeout = 60)
 	struct dmt_luks2 *h = NULL;
 	struct dmt_reason r = { 0 };
 	struct crypt_device *cd = NULL;
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	struct image img;
 	int slots[DMT_LUKS2_KEYSLOTS_MAX];
 
 	make_image(dir, "img", &p, &kp, 2, &img);
-	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_RW), 0);
-	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
+	cr_assert_eq(dmt_file_open(img.path, DMT_OPEN_RW, &f), 0);
+	cr_assert_eq(dmt_luks2_load(f, &h, &r), 0);
 	cr_expect_eq(dmt_luks2_add_keyslot(h, &kp, "x", 1, &r), -EINVAL,
 		     "no volume key before unlock");
 	cr_assert_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), 0);
@@ -651,11 +652,11 @@ Test(luks2, add_keyslot_to_loaded_header, .timeout = 60)
 	kp.keyslot = 1;
 	cr_expect_eq(dmt_luks2_add_keyslot(h, &kp, "x", 1, &r), -EINVAL);
 	cr_expect_eq(r.code, DMT_REASON_LUKS2_KEYSLOT);
-	cr_assert_eq(dmt_luks2_write(h, &f, &r), 0);
+	cr_assert_eq(dmt_luks2_write(h, f, &r), 0);
 	cr_expect_eq(dmt_luks2_keyslots(h, slots), 2);
 	cr_expect_eq(dmt_luks2_seqid(h), 2);
 	dmt_luks2_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	unlock_expect(img.path, "another", 1, img.vk, img.vk_len);
 	unlock_expect(img.path, pass, 0, img.vk, img.vk_len);
 	cr_assert_eq(crypt_init(&cd, img.path), 0);
@@ -740,7 +741,7 @@ Test(luks2, decrypts_cryptsetup_reencrypt, .timeout = 120)
 		struct dmt_reason r = { 0 };
 		struct dmt_luks2_segment seg;
 		struct dmt_crypt *c = NULL;
-		struct dmt_file f;
+		struct dmt_file *f = NULL;
 		size_t len, plen = 1u << 20;
 		uint8_t *enc, *want = malloc(plen);
 		const uint8_t *vk;
@@ -756,8 +757,8 @@ Test(luks2, decrypts_cryptsetup_reencrypt, .timeout = 120)
 			     0, "%s", err);
 		free(err);
 		err = NULL;
-		cr_assert_eq(dmt_file_open(&f, hdr, DMT_OPEN_READ), 0);
-		cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
+		cr_assert_eq(dmt_file_open(hdr, DMT_OPEN_READ, &f), 0);
+		cr_assert_eq(dmt_luks2_load(f, &h, &r), 0);
 		cr_assert_eq(dmt_luks2_unlock(h, -1, pass, strlen(pass), &r), 0);
 		cr_assert_eq(dmt_luks2_get_segment(h, &seg), 0);
 		cr_expect_eq(seg.sector_size, sizes[i]);
@@ -780,7 +781,7 @@ Test(luks2, decrypts_cryptsetup_reencrypt, .timeout = 120)
 			     sizes[i]);
 		dmt_crypt_free(c);
 		dmt_luks2_free(h);
-		dmt_file_close(&f);
+		dmt_file_close(f);
 		free(enc);
 		free(want);
 	}
@@ -839,7 +840,7 @@ Test(luks2, json_as_luksformat_writes_it, .timeout = 60)
 	struct dmt_luks2 *h = NULL;
 	struct dmt_reason r = { 0 };
 	json_object *a, *b;
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	struct image img;
 
 	make_image(dir, "ours", &p, &kp, 1, &img);
@@ -851,8 +852,8 @@ Test(luks2, json_as_luksformat_writes_it, .timeout = 60)
 			   "--key-file - '%s' && "
 			   "cryptsetup luksDump --dump-json-metadata '%s'",
 			   path, path), 0, "%s", err);
-	cr_assert_eq(dmt_file_open(&f, img.path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
+	cr_assert_eq(dmt_file_open(img.path, DMT_OPEN_READ, &f), 0);
+	cr_assert_eq(dmt_luks2_load(f, &h, &r), 0);
 	a = json_tokener_parse(dmt_luks2_json(h));
 	b = json_tokener_parse(theirs);
 	cr_assert(a && b);
@@ -860,7 +861,7 @@ Test(luks2, json_as_luksformat_writes_it, .timeout = 60)
 	json_object_put(a);
 	json_object_put(b);
 	dmt_luks2_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	free(theirs);
 	free(err);
 	free(path);
@@ -981,7 +982,7 @@ Test(luks2, mutated_json_never_crashes, .timeout = 120)
 		uint8_t *b = malloc(len), rnd[4];
 		struct dmt_luks2 *h = NULL;
 		struct dmt_reason r = { 0 };
-		struct dmt_file f;
+		struct dmt_file *f = NULL;
 
 		memcpy(b, orig, len);
 		th_fill_random(rnd, sizeof(rnd), (uint64_t)i + 1000);
@@ -999,8 +1000,8 @@ Test(luks2, mutated_json_never_crashes, .timeout = 120)
 				   EVP_sha256(), NULL);
 		}
 		th_write_file(copy, b, len);
-		cr_assert_eq(dmt_file_open(&f, copy, DMT_OPEN_READ), 0);
-		if (dmt_luks2_load(&f, &h, &r) == 0) {
+		cr_assert_eq(dmt_file_open(copy, DMT_OPEN_READ, &f), 0);
+		if (dmt_luks2_load(f, &h, &r) == 0) {
 			struct dmt_luks2_segment seg;
 			int slots[DMT_LUKS2_KEYSLOTS_MAX];
 
@@ -1015,7 +1016,7 @@ Test(luks2, mutated_json_never_crashes, .timeout = 120)
 			cr_expect_eq(r.code, DMT_REASON_LUKS2_NO_HEADER);
 			cr_expect_not_null(r.field);
 		}
-		dmt_file_close(&f);
+		dmt_file_close(f);
 		free(b);
 	}
 	cr_expect_gt(refused, 0);
@@ -1035,7 +1036,7 @@ Test(luks2, keyslot_info_as_libcryptsetup, .timeout = 60)
 	struct crypt_device *cd = NULL;
 	struct dmt_luks2 *h = NULL;
 	struct dmt_reason r = { 0 };
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	int slots[DMT_LUKS2_KEYSLOTS_MAX];
 
 	th_write_random_file(path, 17u << 20, 8);
@@ -1051,8 +1052,8 @@ Test(luks2, keyslot_info_as_libcryptsetup, .timeout = 60)
 	free(err);
 	cr_assert_eq(crypt_init(&cd, path), 0);
 	cr_assert_eq(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
-	cr_assert_eq(dmt_file_open(&f, path, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_luks2_load(&f, &h, &r), 0);
+	cr_assert_eq(dmt_file_open(path, DMT_OPEN_READ, &f), 0);
+	cr_assert_eq(dmt_luks2_load(f, &h, &r), 0);
 	cr_assert_eq(dmt_luks2_keyslots(h, slots), 2);
 	cr_expect_eq(slots[0], 0);
 	cr_expect_eq(slots[1], 3);
@@ -1083,7 +1084,7 @@ Test(luks2, keyslot_info_as_libcryptsetup, .timeout = 60)
 	cr_expect_eq(dmt_luks2_keyslot_info(h, 1, &(struct dmt_luks2_keyslot_info){ 0 }),
 		     -ENOENT);
 	dmt_luks2_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	crypt_free(cd);
 	free(path);
 	th_rmtree(dir);

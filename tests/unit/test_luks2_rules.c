@@ -111,17 +111,17 @@ static int ours_lib(struct run *x, char *why, size_t size, char **text)
 {
 	struct dmt_luks2 *h = NULL;
 	struct dmt_reason r = { 0 };
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	int ret;
 
 	*text = NULL;
-	cr_assert_eq(dmt_file_open(&f, x->file, DMT_OPEN_READ), 0);
-	ret = dmt_luks2_load(&f, &h, &r);
+	cr_assert_eq(dmt_file_open(x->file, DMT_OPEN_READ, &f), 0);
+	ret = dmt_luks2_load(f, &h, &r);
 	snprintf(why, size, "%s", r.field ? r.field : "");
 	if (!ret)
 		cr_assert_eq(dmt_luks2_dump(h, text), 0);
 	dmt_luks2_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	return ret;
 }
 

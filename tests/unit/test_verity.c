@@ -341,15 +341,15 @@ static int lib_build(const char *data, const char *hash,
 		     const struct dmt_verity_params *p,
 		     struct dmt_verity_result *res)
 {
-	struct dmt_file d, h;
+	struct dmt_file *d = NULL, *h = NULL;
 	int err;
 
-	cr_assert_eq(dmt_file_open(&d, data, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&h, hash, DMT_OPEN_RW | DMT_OPEN_CREATE),
+	cr_assert_eq(dmt_file_open(data, DMT_OPEN_READ, &d), 0);
+	cr_assert_eq(dmt_file_open(hash, DMT_OPEN_RW | DMT_OPEN_CREATE, &h),
 		     0);
-	err = dmt_verity_build(p, &d, &h, res, NULL);
-	dmt_file_close(&d);
-	dmt_file_close(&h);
+	err = dmt_verity_build(p, d, h, res, NULL);
+	dmt_file_close(d);
+	dmt_file_close(h);
 	return err;
 }
 
@@ -357,15 +357,15 @@ static int lib_verify(const char *data, const char *hash,
 		      const struct dmt_verity_params *p, const uint8_t *root,
 		      struct dmt_verity_report *rep)
 {
-	struct dmt_file d, h;
+	struct dmt_file *d = NULL, *h = NULL;
 	int err;
 
-	cr_assert_eq(dmt_file_open(&d, data, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&h, hash, DMT_OPEN_READ), 0);
-	err = dmt_verity_verify(p, &d, &h, root,
+	cr_assert_eq(dmt_file_open(data, DMT_OPEN_READ, &d), 0);
+	cr_assert_eq(dmt_file_open(hash, DMT_OPEN_READ, &h), 0);
+	err = dmt_verity_verify(p, d, h, root,
 				dmt_verity_digest_size(p->hash_name), rep, NULL);
-	dmt_file_close(&d);
-	dmt_file_close(&h);
+	dmt_file_close(d);
+	dmt_file_close(h);
 	return err;
 }
 
@@ -1017,19 +1017,19 @@ Test(verity, one_file_overlap_and_small_data)
 	char *dir = th_mkdtemp(), *data = th_path(dir, "d");
 	struct dmt_verity_params p;
 	struct dmt_verity_result res;
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 
 	th_write_random_file(data, 100 * 4096, 7);
 	params(&p, "sha256", 1, 4096, 4096, 32);
-	cr_assert_eq(dmt_file_open(&f, data, DMT_OPEN_RW), 0);
+	cr_assert_eq(dmt_file_open(data, DMT_OPEN_RW, &f), 0);
 	p.hash_offset = 99 * 4096;	/* inside the data */
-	cr_expect_eq(dmt_verity_build(&p, &f, &f, &res, NULL), -EINVAL);
+	cr_expect_eq(dmt_verity_build(&p, f, f, &res, NULL), -EINVAL);
 	p.data_blocks = 99;
-	cr_expect_eq(dmt_verity_build(&p, &f, &f, &res, NULL), 0);
+	cr_expect_eq(dmt_verity_build(&p, f, f, &res, NULL), 0);
 	p.data_blocks = 1000;
 	p.hash_offset = 2000 * 4096;
-	cr_expect_eq(dmt_verity_build(&p, &f, &f, &res, NULL), -ENODATA);
-	dmt_file_close(&f);
+	cr_expect_eq(dmt_verity_build(&p, f, f, &res, NULL), -ENODATA);
+	dmt_file_close(f);
 	th_rmtree(dir);
 	free(dir);
 	free(data);
@@ -1100,7 +1100,7 @@ Test(verity, format_and_check_with_fec)
 {
 	char *dir = th_mkdtemp(), *data = th_path(dir, "d");
 	char *hash = th_path(dir, "h"), *fecp = th_path(dir, "f");
-	struct dmt_file d, h, f;
+	struct dmt_file *d = NULL, *h = NULL, *f = NULL;
 	struct dmt_verity_params p;
 	struct dmt_verity_result res;
 	struct dmt_verity_check_result cr;
@@ -1114,25 +1114,25 @@ Test(verity, format_and_check_with_fec)
 	th_write_random_file(data, 200 * 4096, 77);
 	dmt_verity_params_init(&p);
 	p.salt_size = 0;
-	cr_assert_eq(dmt_file_open(&d, data, DMT_OPEN_RW), 0);
-	cr_assert_eq(dmt_file_open(&h, hash, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
-	cr_assert_eq(dmt_file_open(&f, fecp, DMT_OPEN_RW | DMT_OPEN_CREATE), 0);
-	fec.file = &f;
-	cr_assert_eq(dmt_verity_format(&p, &d, &h, &fec, &st, &res, &fl, &why),
+	cr_assert_eq(dmt_file_open(data, DMT_OPEN_RW, &d), 0);
+	cr_assert_eq(dmt_file_open(hash, DMT_OPEN_RW | DMT_OPEN_CREATE, &h), 0);
+	cr_assert_eq(dmt_file_open(fecp, DMT_OPEN_RW | DMT_OPEN_CREATE, &f), 0);
+	fec.file = f;
+	cr_assert_eq(dmt_verity_format(&p, d, h, &fec, &st, &res, &fl, &why),
 		     0);
 	cr_expect_str_eq(log.seq, "tfs", "tree, FEC, superblock last");
 	cr_expect_eq(fl.roots, 4);
 	memcpy(root, res.root_hash, res.root_hash_size);
 
 	/* the FEC area may not overlap the tree of a shared file */
-	fec.file = &h;
+	fec.file = h;
 	fec.offset = 4096;
-	cr_expect_eq(dmt_verity_format(&p, &d, &h, &fec, NULL, &res, NULL,
+	cr_expect_eq(dmt_verity_format(&p, d, h, &fec, NULL, &res, NULL,
 				       &why), -EINVAL);
 	cr_expect_eq(why.code, DMT_REASON_VERITY_AREA_OVERLAP);
 	cr_expect_str_eq(why.field, "hash");
 	cr_expect_str_eq(why.field2, "fec");
-	fec.file = &f;
+	fec.file = f;
 	fec.offset = 0;
 
 	/* two damaged data blocks: verify fails, FEC corrects in memory,
@@ -1141,7 +1141,7 @@ Test(verity, format_and_check_with_fec)
 	th_flip_byte(data, 150 * 4096 + 9, 0x02);
 	log.n = 0;
 	memset(log.seq, 0, sizeof(log.seq));
-	cr_expect_eq(dmt_verity_check(&p, &d, &h, &fec, root, 32, 0, &st, &cr,
+	cr_expect_eq(dmt_verity_check(&p, d, h, &fec, root, 32, 0, &st, &cr,
 				      &why), 0);
 	cr_expect_str_eq(log.seq, "Vfr");
 	cr_expect(cr.fec_ran && cr.reverified);
@@ -1152,7 +1152,7 @@ Test(verity, format_and_check_with_fec)
 	cr_expect(cr.rep.root_ok);
 	dmt_verity_check_result_free(&cr);
 	/* without FEC the damage stays */
-	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, root, 32, 0, NULL, &cr,
+	cr_expect_eq(dmt_verity_check(&p, d, h, NULL, root, 32, 0, NULL, &cr,
 				      &why), -EBADMSG);
 	cr_expect_eq(cr.rep.bad_data_blocks, 2);
 	dmt_verity_check_result_free(&cr);
@@ -1160,25 +1160,25 @@ Test(verity, format_and_check_with_fec)
 	/* repair: written back, synced, verified from the files */
 	log.n = 0;
 	memset(log.seq, 0, sizeof(log.seq));
-	cr_expect_eq(dmt_verity_check(&p, &d, &h, &fec, root, 32,
+	cr_expect_eq(dmt_verity_check(&p, d, h, &fec, root, 32,
 				      DMT_VERITY_CHECK_REPAIR, &st, &cr, &why),
 		     0);
 	cr_expect_str_eq(log.seq, "fyr");
 	cr_expect_eq(cr.fec.written_blocks, 2);
 	dmt_verity_check_result_free(&cr);
-	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, root, 32, 0, NULL, &cr,
+	cr_expect_eq(dmt_verity_check(&p, d, h, NULL, root, 32, 0, NULL, &cr,
 				      &why), 0);
 	dmt_verity_check_result_free(&cr);
 	/* repair needs FEC */
-	cr_expect_eq(dmt_verity_check(&p, &d, &h, NULL, root, 32,
+	cr_expect_eq(dmt_verity_check(&p, d, h, NULL, root, 32,
 				      DMT_VERITY_CHECK_REPAIR, NULL, &cr, &why),
 		     -EINVAL);
 	cr_expect_eq(why.code, DMT_REASON_MISSING);
 	dmt_verity_check_result_free(&cr);
 
-	dmt_file_close(&d);
-	dmt_file_close(&h);
-	dmt_file_close(&f);
+	dmt_file_close(d);
+	dmt_file_close(h);
+	dmt_file_close(f);
 	th_rmtree(dir);
 	free(dir);
 	free(data);

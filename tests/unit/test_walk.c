@@ -68,7 +68,7 @@ Test(walk, extents_split_holes, .init = setup, .fini = teardown)
 {
 	char *p = th_path(dir, "sparse");
 	uint8_t blk[12288], *buf = malloc(4u << 20);
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	struct runs r = { 0 };
 	uint64_t pos, holes = 0;
 	int fd, i;
@@ -81,10 +81,10 @@ Test(walk, extents_split_holes, .init = setup, .fini = teardown)
 	cr_assert_eq(pwrite(fd, blk, 4096, (4u << 20) - 4096), 4096);
 	fsync(fd);
 	close(fd);
-	cr_assert_eq(dmt_file_open(&f, p, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_pread_full(&f, buf, 4u << 20, 0), 0);
+	cr_assert_eq(dmt_file_open(p, DMT_OPEN_READ, &f), 0);
+	cr_assert_eq(dmt_pread_full(f, buf, 4u << 20, 0), 0);
 	/* an offset off the block grid: holes are whole blocks from off */
-	cr_assert_eq(dmt_walk_extents(&f, 100, 4u << 20, 4096, collect, &r), 0);
+	cr_assert_eq(dmt_walk_extents(f, 100, 4u << 20, 4096, collect, &r), 0);
 	for (i = 0, pos = 100; i < r.n; i++) {
 		cr_assert_eq(r.off[i], pos, "runs are contiguous, in order");
 		cr_assert_gt(r.len[i], 0);
@@ -107,9 +107,9 @@ Test(walk, extents_split_holes, .init = setup, .fini = teardown)
 		if (r.off[i] <= (1u << 20) && r.off[i] + r.len[i] > (1u << 20))
 			cr_expect(r.data[i]);
 	cr_expect(r.data[r.n - 1], "the last block is data");
-	cr_expect(!dmt_walk_all_data(&f, 0, 4u << 20) || !fs_has_holes(p));
-	cr_expect(dmt_walk_all_data(&f, 1u << 20, (1u << 20) + 12288));
-	dmt_file_close(&f);
+	cr_expect(!dmt_walk_all_data(f, 0, 4u << 20) || !fs_has_holes(p));
+	cr_expect(dmt_walk_all_data(f, 1u << 20, (1u << 20) + 12288));
+	dmt_file_close(f);
 	free(buf);
 	free(p);
 }
@@ -120,7 +120,7 @@ static int no_run(void *ctx, uint64_t off, uint64_t len, bool data)
 }
 
 /* A 64 KiB file: data, a 4 KiB hole, data, then a hole to the end. */
-static char *small_holes_file(struct dmt_file *f)
+static char *small_holes_file(struct dmt_file **f)
 {
 	char *p = th_path(dir, "inner");
 	uint8_t blk[4096];
@@ -132,7 +132,7 @@ static char *small_holes_file(struct dmt_file *f)
 	cr_assert_eq(pwrite(fd, blk, 4096, 8192), 4096);
 	fsync(fd);
 	close(fd);
-	cr_assert_eq(dmt_file_open(f, p, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_file_open(p, DMT_OPEN_READ, f), 0);
 	return p;
 }
 
@@ -141,13 +141,13 @@ static char *small_holes_file(struct dmt_file *f)
 Test(walk, extents_see_holes_inside_blocks, .init = setup, .fini = teardown)
 {
 	struct dmt_hole_print whole = { 0 }, parts = { 0 }, by_hand = { 0 };
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	struct runs r = { 0 };
 	char *p = small_holes_file(&f);
 
-	if (!fs_has_holes(p) && lseek(f.fd, 4096, SEEK_HOLE) != 4096)
+	if (!fs_has_holes(p) && lseek(dmt_file_fd(f), 4096, SEEK_HOLE) != 4096)
 		cr_skip("the file system reports no holes");
-	cr_assert_eq(dmt_walk_extents_print(&f, 0, 65536, 32768, collect, &r,
+	cr_assert_eq(dmt_walk_extents_print(f, 0, 65536, 32768, collect, &r,
 					    &whole), 0);
 	cr_assert_eq(r.n, 2);
 	cr_expect(r.data[0] && r.off[0] == 0 && r.len[0] == 32768);
@@ -158,7 +158,7 @@ Test(walk, extents_see_holes_inside_blocks, .init = setup, .fini = teardown)
 		  "print %lu/%lu", (unsigned long)whole.bytes,
 		  (unsigned long)whole.sum);
 	for (uint64_t at = 0; at < 65536; at += 4096)
-		cr_assert_eq(dmt_walk_extents_print(&f, at, at + 4096, 4096,
+		cr_assert_eq(dmt_walk_extents_print(f, at, at + 4096, 4096,
 						    no_run, NULL, &parts), 0);
 	cr_expect(dmt_hole_print_equal(&whole, &parts));
 	/* as many hole bytes elsewhere: another print */
@@ -166,7 +166,7 @@ Test(walk, extents_see_holes_inside_blocks, .init = setup, .fini = teardown)
 	dmt_hole_print_add(&by_hand, 0, 4096);
 	dmt_hole_print_add(&by_hand, 12288, 65536 - 12288);
 	cr_expect(!dmt_hole_print_equal(&whole, &by_hand));
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	free(p);
 }
 
@@ -181,7 +181,7 @@ Test(walk, hash_blocks_around_holes_and_zeros, .init = setup,
 	const uint8_t *msgs[16];
 	uint8_t dig[16 * 32];
 	struct dmt_hasher *h;
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 	char *p = small_holes_file(&f);
 	uint64_t size = 65536 - 100;
 	int fd = open(p, O_RDWR);
@@ -196,13 +196,13 @@ Test(walk, hash_blocks_around_holes_and_zeros, .init = setup,
 		size_t have = i * 4096 + 4096 > size ? size - i * 4096 : 4096;
 
 		memset(blk, 0, 4096);
-		cr_assert_eq(dmt_pread_full(&f, blk, have, i * 4096), 0);
+		cr_assert_eq(dmt_pread_full(f, blk, have, i * 4096), 0);
 		cr_assert_eq(dmt_hasher_digest_strided(h, 1, blk, 4096, NULL,
 						       want + i * 32), 0);
 	}
 	for (unsigned int split = 1; split <= 16; split *= 4) {
 		struct dmt_walk_blocks wb = {
-			.f = &f, .size = size, .bs = 4096, .ds = 32,
+			.f = f, .size = size, .bs = 4096, .ds = 32,
 			.zero_digest = zd, .h = h, .io = io, .msgs = msgs,
 			.dig = dig };
 
@@ -215,7 +215,7 @@ Test(walk, hash_blocks_around_holes_and_zeros, .init = setup,
 		cr_expect(!wb.read_failed);
 	}
 	dmt_hasher_free(h);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	free(io);
 	free(want);
 	free(got);
@@ -457,10 +457,10 @@ static int read_item(void *ctx, unsigned int worker, uint64_t b, uint64_t e)
 Test(walk, injected_fault_names_the_file, .init = setup, .fini = teardown)
 {
 	char *p = th_path(dir, "victim");
-	struct dmt_file f;
+	struct dmt_file *f = NULL;
 
 	th_write_random_file(p, 64 * 4096, 2);
-	cr_assert_eq(dmt_file_open(&f, p, DMT_OPEN_READ), 0);
+	cr_assert_eq(dmt_file_open(p, DMT_OPEN_READ, &f), 0);
 	for (unsigned int threads = 1; threads <= 4; threads++) {
 		struct reader *r = calloc(1, sizeof(*r));
 		struct dmt_walk w;
@@ -468,19 +468,19 @@ Test(walk, injected_fault_names_the_file, .init = setup, .fini = teardown)
 					      .ctx = r };
 		int ret;
 
-		r->f = &f;
+		r->f = f;
 		r->w = &w;
 		dmt_walk_init(&w, threads, NULL, 0);
 		dmt_io_fault_set("victim", DMT_IO_READ, 10, EIO, false);
 		ret = dmt_walk_run(&w, &pass);
 		dmt_io_fault_clear();
 		cr_expect_eq(ret, -EIO);
-		cr_expect_eq(dmt_walk_error_file(&w), &f);
+		cr_expect_eq(dmt_walk_error_file(&w), f);
 		cr_expect_eq(dmt_walk_error_code(&w), 42);
 		dmt_walk_destroy(&w);
 		free(r);
 	}
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	free(p);
 }
 
@@ -488,21 +488,21 @@ Test(walk, same_file_rule, .init = setup, .fini = teardown)
 {
 	char *a = th_path(dir, "a"), *b = th_path(dir, "b"),
 	     *l = th_path(dir, "l");
-	struct dmt_file fa, fb, fl;
+	struct dmt_file *fa = NULL, *fb = NULL, *fl = NULL;
 
 	th_write_random_file(a, 4096, 3);
 	th_write_random_file(b, 4096, 4);
 	cr_assert_eq(link(a, l), 0);
-	cr_assert_eq(dmt_file_open(&fa, a, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&fb, b, DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&fl, l, DMT_OPEN_READ), 0);
-	cr_expect(dmt_file_same(&fa, &fl));
-	cr_expect(!dmt_file_same(&fa, &fb));
+	cr_assert_eq(dmt_file_open(a, DMT_OPEN_READ, &fa), 0);
+	cr_assert_eq(dmt_file_open(b, DMT_OPEN_READ, &fb), 0);
+	cr_assert_eq(dmt_file_open(l, DMT_OPEN_READ, &fl), 0);
+	cr_expect(dmt_file_same(fa, fl));
+	cr_expect(!dmt_file_same(fa, fb));
 	cr_expect(dmt_same_file(a, l));
 	cr_expect(!dmt_same_file(a, b));
-	dmt_file_close(&fa);
-	dmt_file_close(&fb);
-	dmt_file_close(&fl);
+	dmt_file_close(fa);
+	dmt_file_close(fb);
+	dmt_file_close(fl);
 	free(a);
 	free(b);
 	free(l);

@@ -226,7 +226,7 @@ static int refuse(const char *path, const struct stat *st, bool *said)
 
 /* A character device or FIFO: in place, a stream when it cannot seek
  * (never replaced). */
-static int open_special(struct dmt_file *f, const char *path,
+static int open_special(struct dmt_file **f, const char *path,
 			const struct stat *st, unsigned int flags, bool *said)
 {
 	bool seek = flags & TOOL_OUT_SEEK;
@@ -235,22 +235,23 @@ static int open_special(struct dmt_file *f, const char *path,
 	/* a FIFO is refused before its open would wait for a reader */
 	if (S_ISSOCK(st->st_mode) || (seek && S_ISFIFO(st->st_mode)))
 		return refuse(path, st, said);
-	err = dmt_file_open(f, path, seek ? DMT_OPEN_RW : DMT_OPEN_WRITE);
+	err = dmt_file_open(path, seek ? DMT_OPEN_RW : DMT_OPEN_WRITE, f);
 	if (err)
 		return err;
-	if (seek && dmt_file_is_stream(f)) {
-		dmt_file_close(f);
+	if (seek && dmt_file_is_stream(*f)) {
+		dmt_file_close(*f);
+		*f = NULL;
 		return refuse(path, st, said);
 	}
 	/* a reader that goes away is an error (EPIPE), not a silent kill */
-	if (dmt_file_is_stream(f))
+	if (dmt_file_is_stream(*f))
 		signal(SIGPIPE, SIG_IGN);
 	return 0;
 }
 
 /* A missing or replaced (old) file: a new temporary beside the target;
  * a replacement keeps the permission bits of the file it replaces. */
-static int open_new(struct dmt_file *f, const char *path, unsigned int flags,
+static int open_new(struct dmt_file **f, const char *path, unsigned int flags,
 		    const struct stat *old)
 {
 	char *target = NULL;
@@ -260,25 +261,28 @@ static int open_new(struct dmt_file *f, const char *path, unsigned int flags,
 		return err;
 	tool_out_clear_stale(target);
 	err = dmt_file_open(
-		f, target,
+		target,
 		DMT_OPEN_NEW_TMP | DMT_OPEN_LOCK |
-			(flags & TOOL_OUT_PUBLIC ? DMT_OPEN_PUBLIC : 0));
+			(flags & TOOL_OUT_PUBLIC ? DMT_OPEN_PUBLIC : 0),
+		f);
 	if (!err && old)
-		err = dmt_file_chmod(f, old->st_mode & 0777);
-	if (err)
-		dmt_file_close(f);
+		err = dmt_file_chmod(*f, old->st_mode & 0777);
+	if (err) {
+		dmt_file_close(*f);
+		*f = NULL;
+	}
 	free(target);
 	return err;
 }
 
-static int open_by_rule(struct dmt_file *f, const char *path,
+static int open_by_rule(struct dmt_file **f, const char *path,
 			unsigned int flags, bool *created, bool *said)
 {
 	int lock = flags & TOOL_OUT_LOCK ? DMT_OPEN_LOCK : 0;
 	struct stat st;
 
 	*created = false;
-	dmt_file_init(f);
+	*f = NULL;
 	if (stat(path, &st) < 0) {
 		if (errno != ENOENT)
 			return -errno;
@@ -292,11 +296,11 @@ static int open_by_rule(struct dmt_file *f, const char *path,
 		return open_new(f, path, flags, &st);
 	}
 	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		return dmt_file_open(f, path, DMT_OPEN_RW | lock);
+		return dmt_file_open(path, DMT_OPEN_RW | lock, f);
 	return open_special(f, path, &st, flags, said);
 }
 
-int tool_out_open(struct dmt_file *f, const char *path, unsigned int flags,
+int tool_out_open(struct dmt_file **f, const char *path, unsigned int flags,
 		  const char *what, bool *created)
 {
 	bool said = false;

@@ -46,13 +46,13 @@ enum {
 };
 
 /*
- * Opens path for writing by the rule above.  *created says it goes
- * through a temporary name (tool_out_commit or dmt_file_commit renames
- * it; dmt_file_close removes it).  A failure is printed as
- * "PATH: what: error" (a refused stream: "PATH: not seekable ..."); the
+ * Opens path for writing by the rule above into *f (NULL on failure).
+ * *created says it goes through a temporary name (tool_out_commit or
+ * dmt_file_commit renames it; dmt_file_close removes it).  A failure is
+ * printed as "PATH: what: error" (a refused stream: "PATH: not seekable ..."); the
  * return is 0 or a negative errno (-ESPIPE for a refused stream).
  */
-int tool_out_open(struct dmt_file *f, const char *path, unsigned int flags,
+int tool_out_open(struct dmt_file **f, const char *path, unsigned int flags,
 		  const char *what, bool *created);
 
 /* Synced; a temporary renamed into place. */

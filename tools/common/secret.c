@@ -27,7 +27,7 @@ struct reader {
 	const struct tool_secret_src *src;
 	const char *name;	/* the path, or "stdin" */
 	const char *what;	/* "key file", "input" */
-	struct dmt_file file;	/* a named file (the I/O fault hook sees it) */
+	struct dmt_file *file;	/* a named file (the I/O fault hook sees it) */
 	int fd;
 	bool regular;
 	bool positioned;	/* a named regular file: read at pos */
@@ -117,7 +117,7 @@ static int read_positioned(struct reader *r, size_t want,
 	int err = secret_resize(s, n);
 
 	if (!err)
-		err = dmt_pread_full(&r->file, s->p, n, r->pos);
+		err = dmt_pread_full(r->file, s->p, n, r->pos);
 	if (err)
 		return err;
 	s->len = n;
@@ -219,10 +219,10 @@ static int open_source(struct reader *r)
 
 	r->fd = STDIN_FILENO;
 	if (named) {
-		err = dmt_file_open(&r->file, path, DMT_OPEN_READ);
+		err = dmt_file_open(path, DMT_OPEN_READ, &r->file);
 		if (err)
 			return err;
-		r->fd = r->file.fd;
+		r->fd = dmt_file_fd(r->file);
 	}
 	if (isatty(r->fd)) {
 		tool_err("%s: cannot read a %s from a terminal", r->name, r->what);
@@ -254,7 +254,6 @@ int tool_read_secret(const struct tool_secret_src *src,
 	};
 	int err;
 
-	dmt_file_init(&r.file);
 	tool_secret_free(out);
 	err = open_source(&r);
 	if (!err)
@@ -270,7 +269,7 @@ int tool_read_secret(const struct tool_secret_src *src,
 	}
 	if (!err)
 		err = check_bytes(&r, out, newline);
-	dmt_file_close(&r.file);
+	dmt_file_close(r.file);
 	if (err)
 		tool_secret_free(out);
 	return err;
@@ -303,7 +302,7 @@ int tool_read_passphrase_line(const char *path, struct tool_secret *out)
 int tool_read_small_file(const char *path, size_t want, size_t max,
 			 uint8_t **out, size_t *len)
 {
-	struct dmt_file f;
+	struct dmt_file *f;
 	uint64_t size;
 	uint8_t *buf = NULL;
 	size_t n;
@@ -311,10 +310,10 @@ int tool_read_small_file(const char *path, size_t want, size_t max,
 
 	*out = NULL;
 	*len = 0;
-	err = dmt_file_open(&f, path, DMT_OPEN_READ);
+	err = dmt_file_open(path, DMT_OPEN_READ, &f);
 	if (err)
 		return err;
-	err = dmt_file_size(&f, &size);
+	err = dmt_file_size(f, &size);
 	if (err)
 		goto out;
 	n = want ? want : (size_t)size;
@@ -331,7 +330,7 @@ int tool_read_small_file(const char *path, size_t want, size_t max,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = dmt_pread_full(&f, buf, n, 0);
+	err = dmt_pread_full(f, buf, n, 0);
 	if (err)
 		goto out;
 	*out = buf;
@@ -339,6 +338,6 @@ int tool_read_small_file(const char *path, size_t want, size_t max,
 	buf = NULL;
 out:
 	free(buf);
-	dmt_file_close(&f);
+	dmt_file_close(f);
 	return err;
 }

@@ -122,7 +122,7 @@ static int fits_device(struct cli *c, uint64_t want)
 {
 	struct ct *ct = ct_of(c);
 	uint64_t have;
-	int err = ct_file_size(&ct->image_file, &have);
+	int err = ct_file_size(ct->image_file, &have);
 
 	if (!err && want > have) {
 		tool_err("%s: --device-size %" PRIu64 " is larger than the device (%"
@@ -211,14 +211,14 @@ int ct_auth_format(struct cli *c)
 		err = auth_header(c, &s, &m, &pbkdf, &keyslot);
 	if (!err)
 		err = open_for_format(c, &created, &hdr_created);
-	if (!err && given && !is_auto && dmt_file_is_blockdev(&ct->image_file))
+	if (!err && given && !is_auto && dmt_file_is_blockdev(ct->image_file))
 		err = fits_device(c, want);
 	if (err)
 		return err;
 	im.h = ct->luks;
-	im.header = cli_given(c, O_HEADER) ? &ct->header_file : NULL;
-	im.data = &ct->image_file;
-	im.payload = &ct->payload_file;
+	im.header = cli_given(c, O_HEADER) ? ct->header_file : NULL;
+	im.data = ct->image_file;
+	im.payload = ct->payload_file;
 	im.device_size = want;
 	/* a new file is as large as the payload needs unless told */
 	im.device_size_auto = is_auto || (!given && created);
@@ -247,9 +247,9 @@ int ct_auth_format(struct cli *c)
 		ct_print_why(c, &why, err, ct->image, "format failed");
 		return err;
 	}
-	err = ct_finish_output(&ct->image_file, created);
+	err = ct_finish_output(ct->image_file, created);
 	if (!err && im.header)
-		err = ct_finish_output(&ct->header_file, hdr_created);
+		err = ct_finish_output(ct->header_file, hdr_created);
 	if (err)
 		return err;
 	tool_verbose("cryptsetup open%s%s %s NAME", im.header ? " --header " : "",
@@ -378,8 +378,8 @@ void ct_auth_image(struct cli *c, struct dmt_auth_image_params *im,
 
 	dmt_auth_image_params_init(im);
 	im->h = ct->luks;
-	im->header = cli_given(c, O_HEADER) ? &ct->header_file : NULL;
-	im->data = &ct->image_file;
+	im->header = cli_given(c, O_HEADER) ? ct->header_file : NULL;
+	im->data = ct->image_file;
 	im->threads = c->threads;
 	im->engine = tool_engine_spec();
 	tool_progress_init(&ct->progress, name, verb, c->progress_frequency,
@@ -399,7 +399,7 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 	if (err)
 		return err;
 	ct_auth_image(c, &im, ct->image, "written");
-	im.output = &ct->out_file;
+	im.output = ct->out_file;
 	im.allow_bad = allow;
 	err = dmt_auth_decrypt_image(&im, &r, &why);
 	tool_progress_finish(&ct->progress, !err || err == -EBADMSG);
@@ -414,7 +414,7 @@ int ct_auth_decrypt(struct cli *c, const char *out)
 	/* refused: the output is never left under its name */
 	if (err && !allow)
 		return err;
-	done = ct_finish_output(&ct->out_file, created);
+	done = ct_finish_output(ct->out_file, created);
 	if (done)
 		return done;
 	if (c->json)

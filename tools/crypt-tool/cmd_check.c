@@ -19,8 +19,8 @@ int ct_cmd_check(struct cli *c)
 	struct dmt_reason why = {0};
 	int err;
 
-	err = dmt_file_open(&ct->image_file, ct->image,
-			    DMT_OPEN_READ | DMT_OPEN_LOCK);
+	err = dmt_file_open(ct->image, DMT_OPEN_READ | DMT_OPEN_LOCK,
+			    &ct->image_file);
 	if (err) {
 		tool_err_errno(ct->image, "cannot read the image", err);
 		return err;

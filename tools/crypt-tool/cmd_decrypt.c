@@ -23,19 +23,20 @@ static int load_error(int err)
 int ct_luks2_unlock(struct cli *c)
 {
 	struct ct *ct = ct_of(c);
-	struct dmt_file *hf = &ct->image_file;
+	struct dmt_file *hf = ct->image_file;
 	struct dmt_reason why = { 0 };
 	struct dmt_luks2_segment seg;
 	int err, slot = (int)cli_num(c, O_KEY_SLOT, (uint64_t)-1);
 
 	if (cli_given(c, O_HEADER)) {
-		hf = &ct->header_file;
-		err = dmt_file_open(hf, cli_str(c, O_HEADER), DMT_OPEN_READ);
+		err = dmt_file_open(cli_str(c, O_HEADER), DMT_OPEN_READ,
+				    &ct->header_file);
 		if (err) {
 			tool_err_errno(cli_str(c, O_HEADER),
 				       "cannot read the header", err);
 			return err;
 		}
+		hf = ct->header_file;
 	}
 	err = dmt_luks2_load(hf, &ct->luks, &why);
 	if (err) {
@@ -107,7 +108,7 @@ static int mapped_bytes(struct cli *c, const struct ct_map *m, bool fixed,
 	struct ct *ct = ct_of(c);
 	struct dmt_luks2_segment seg;
 	uint64_t size;
-	int err = ct_file_size(&ct->image_file, &size);
+	int err = ct_file_size(ct->image_file, &size);
 
 	if (err)
 		return err;
@@ -146,13 +147,14 @@ int ct_cmd_decrypt(struct cli *c)
 		tool_err("%s: the output must differ from the image", out);
 		return -EINVAL;
 	}
-	err = dmt_file_open(&ct->image_file, ct->image, DMT_OPEN_READ | DMT_OPEN_LOCK);
+	err = dmt_file_open(ct->image, DMT_OPEN_READ | DMT_OPEN_LOCK,
+			    &ct->image_file);
 	if (err) {
 		tool_err_errno(ct->image, "cannot read the image", err);
 		return err;
 	}
 	luks = cli_given(c, O_HEADER) || (!cli_given(c, O_TYPE) ?
-					   ct_is_luks(&ct->image_file) :
+					   ct_is_luks(ct->image_file) :
 					   ct->type == CT_LUKS2);
 	if (!luks && !cli_given(c, O_TYPE)) {
 		tool_err("%s: no LUKS2 header (a plain image needs --type plain and the options it was formatted with)",
@@ -177,17 +179,17 @@ int ct_cmd_decrypt(struct cli *c)
 		err = ct_open_output(&ct->out_file, out, false, &created);
 	if (err)
 		return err;
-	dmt_file_enable_direct(&ct->out_file);
+	dmt_file_enable_direct(ct->out_file);
 	/* --progress-json "device": the image read, as in format and check */
 	tool_progress_init(&ct->progress, ct->image, "written",
 			   c->progress_frequency, c->progress_json);
-	err = ct_stream(c, &m, key, &ct->image_file, m.offset, &ct->out_file, 0,
+	err = ct_stream(c, &m, key, ct->image_file, m.offset, ct->out_file, 0,
 			bytes, 0, false);
 	tool_progress_finish(&ct->progress, !err);
 	if (!err)
-		err = dmt_file_sync(&ct->out_file);
+		err = dmt_file_sync(ct->out_file);
 	if (!err && created)
-		err = dmt_file_commit(&ct->out_file);
+		err = dmt_file_commit(ct->out_file);
 	if (err) {
 		if (err != -EINTR)
 			tool_err_errno(out, "cannot write the output", err);

@@ -36,12 +36,12 @@ int ct_cmd_dump(struct cli *c)
 	char *text = NULL;
 	int err;
 
-	err = dmt_file_open(&ct->header_file, path, DMT_OPEN_READ);
+	err = dmt_file_open(path, DMT_OPEN_READ, &ct->header_file);
 	if (err) {
 		tool_err_errno(path, "cannot read", err);
 		return err;
 	}
-	err = dmt_luks2_load(&ct->header_file, &ct->luks, &why);
+	err = dmt_luks2_load(ct->header_file, &ct->luks, &why);
 	if (err) {
 		ct_print_why(c, &why, err, path, "cannot read the header");
 		return err == -ENOMEM ? err : -EMEDIUMTYPE;

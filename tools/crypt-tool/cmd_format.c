@@ -56,18 +56,18 @@ int ct_open_payload(struct cli *c, uint64_t *size)
 		tool_err("%s: --header must differ from the image", header);
 		return -EINVAL;
 	}
-	err = dmt_file_open(&ct->payload_file, payload, DMT_OPEN_READ);
+	err = dmt_file_open(payload, DMT_OPEN_READ, &ct->payload_file);
 	if (err) {
 		tool_err_errno(payload, "cannot read the payload", err);
 		return err;
 	}
-	return ct_file_size(&ct->payload_file, size);
+	return ct_file_size(ct->payload_file, size);
 }
 
 /* The size of an existing image or device (0: none yet). */
 static int existing_size(const char *path, uint64_t *size)
 {
-	struct dmt_file f;
+	struct dmt_file *f;
 	struct stat st;
 	int err;
 
@@ -79,11 +79,10 @@ static int existing_size(const char *path, uint64_t *size)
 		*size = (uint64_t)st.st_size;
 		return 0;
 	}
-	dmt_file_init(&f);
-	err = dmt_file_open(&f, path, DMT_OPEN_READ);
+	err = dmt_file_open(path, DMT_OPEN_READ, &f);
 	if (!err)
-		err = dmt_file_size(&f, size);
-	dmt_file_close(&f);
+		err = dmt_file_size(f, size);
+	dmt_file_close(f);
 	if (err)
 		tool_err_errno(path, "cannot read the device size", err);
 	return err;
@@ -180,7 +179,7 @@ static int open_image(struct cli *c, struct plan *pl)
 
 	if (err)
 		return err;
-	pl->data = &ct->image_file;
+	pl->data = ct->image_file;
 	if (pl->created)
 		return 0;
 	snprintf(warning, sizeof(warning),
@@ -199,23 +198,23 @@ static int write_data(struct cli *c, struct plan *pl, const uint8_t *key)
 	uint64_t padded = round_up(pl->payload, m->sector_size);
 	uint64_t end = m->offset + (pl->device - m->offset) / m->sector_size *
 					   m->sector_size;
-	struct dmt_file zero;
+	struct dmt_file *zero;
 	int err;
 
 	/* bulk writes around the page cache: no writeback left for the sync */
 	dmt_file_enable_direct(pl->data);
 	tool_progress_init(&ct->progress, ct->image, "written",
 			   c->progress_frequency, c->progress_json);
-	err = ct_stream(c, m, key, &ct->payload_file, 0, pl->data, m->offset,
+	err = ct_stream(c, m, key, ct->payload_file, 0, pl->data, m->offset,
 			pl->payload, 0, true);
 	if (!err && cli_given(c, O_WIPE) && end > m->offset + padded) {
-		err = dmt_file_open(&zero, "/dev/zero", DMT_OPEN_READ);
+		err = dmt_file_open("/dev/zero", DMT_OPEN_READ, &zero);
 		if (!err) {
-			err = ct_stream(c, m, key, &zero, 0, pl->data,
+			err = ct_stream(c, m, key, zero, 0, pl->data,
 					m->offset + padded,
 					end - m->offset - padded,
 					padded / m->sector_size, true);
-			dmt_file_close(&zero);
+			dmt_file_close(zero);
 		}
 	}
 	tool_progress_finish(&ct->progress, !err);
@@ -431,7 +430,7 @@ static int format_luks2(struct cli *c, struct plan *pl)
 	if (!err && header) {
 		err = ct_open_output(&ct->header_file, header, true,
 				     &pl->header_created);
-		pl->hdr = &ct->header_file;
+		pl->hdr = ct->header_file;
 	}
 	if (!err)
 		err = size_image(c, pl);

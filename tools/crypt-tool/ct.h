@@ -58,7 +58,7 @@ struct ct {
 	const char *image;		/* as given */
 	enum ct_type type;
 	struct tool_secret pass, key;	/* passphrase, volume/plain key */
-	struct dmt_file image_file, header_file, payload_file, out_file;
+	struct dmt_file *image_file, *header_file, *payload_file, *out_file;
 	struct dmt_luks2 *luks;
 	struct tool_progress progress;
 };
@@ -116,7 +116,7 @@ int ct_stream(struct cli *c, const struct ct_map *m, const uint8_t *key,
  * locked, never a stream), else decrypt's output (a regular file
  * replaced under a temporary name, a FIFO or pipe written as a stream).
  * *created: a temporary that dmt_file_commit renames. */
-int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
+int ct_open_output(struct dmt_file **f, const char *path, bool in_place,
 		   bool *created);
 int ct_finish_output(struct dmt_file *f, bool created);
 bool ct_is_luks(struct dmt_file *f);

@@ -10,7 +10,7 @@
 #include "tools/common/outfile.h"
 #include "tools/crypt-tool/ct.h"
 
-int ct_open_output(struct dmt_file *f, const char *path, bool in_place,
+int ct_open_output(struct dmt_file **f, const char *path, bool in_place,
 		   bool *created)
 {
 	/* images and headers are written out of order, an existing one in

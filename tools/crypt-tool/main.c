@@ -157,10 +157,10 @@ static int prepare(struct cli *c)
 	struct ct *ct = ct_of(c);
 
 	ct->image = c->nargs ? c->args[0] : NULL;
-	dmt_file_init(&ct->image_file);
-	dmt_file_init(&ct->header_file);
-	dmt_file_init(&ct->payload_file);
-	dmt_file_init(&ct->out_file);
+	ct->image_file = NULL;
+	ct->header_file = NULL;
+	ct->payload_file = NULL;
+	ct->out_file = NULL;
 	return ct_parse_type(c);
 }
 
@@ -172,10 +172,10 @@ static void cleanup(struct cli *c)
 	ct->luks = NULL;
 	tool_secret_free(&ct->pass);
 	tool_secret_free(&ct->key);
-	dmt_file_close(&ct->out_file);
-	dmt_file_close(&ct->payload_file);
-	dmt_file_close(&ct->header_file);
-	dmt_file_close(&ct->image_file);
+	dmt_file_close(ct->out_file);
+	dmt_file_close(ct->payload_file);
+	dmt_file_close(ct->header_file);
+	dmt_file_close(ct->image_file);
 }
 
 const struct cli_tool crypt_tool = {

@@ -85,7 +85,7 @@ struct fvt_list {
 /* An output (tools/common/outfile.h), written in order from pos or, the
  * tree, at offsets. */
 struct fvt_out {
-	struct dmt_file f;
+	struct dmt_file *f;
 	uint64_t pos;
 };
 

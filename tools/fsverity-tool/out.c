@@ -22,13 +22,13 @@
 
 void fvt_out_init(struct fvt_out *o)
 {
-	dmt_file_init(&o->f);
+	o->f = NULL;
 	o->pos = 0;
 }
 
 bool fvt_out_is_open(const struct fvt_out *o)
 {
-	return dmt_file_is_open(&o->f);
+	return o->f != NULL;
 }
 
 int fvt_out_open(struct fvt_out *o, const char *path, bool seek)
@@ -43,10 +43,10 @@ int fvt_out_open(struct fvt_out *o, const char *path, bool seek)
 
 int fvt_out_write(struct fvt_out *o, const void *buf, size_t len)
 {
-	int err = dmt_pwrite_full(&o->f, buf, len, o->pos);
+	int err = dmt_pwrite_full(o->f, buf, len, o->pos);
 
 	if (err)
-		tool_err_errno(dmt_file_path(&o->f), "cannot write", err);
+		tool_err_errno(dmt_file_path(o->f), "cannot write", err);
 	else
 		o->pos += len;
 	return err;
@@ -58,16 +58,18 @@ int fvt_out_commit(struct fvt_out *o)
 
 	if (!fvt_out_is_open(o))
 		return 0;
-	err = tool_out_commit(&o->f);
+	err = tool_out_commit(o->f);
 	if (err)
-		tool_err_errno(dmt_file_path(&o->f), "cannot write", err);
-	dmt_file_close(&o->f);
+		tool_err_errno(dmt_file_path(o->f), "cannot write", err);
+	dmt_file_close(o->f);
+	o->f = NULL;
 	return err;
 }
 
 void fvt_out_abort(struct fvt_out *o)
 {
-	dmt_file_close(&o->f);
+	dmt_file_close(o->f);
+	o->f = NULL;
 }
 
 /*
@@ -88,7 +90,7 @@ int fvt_out_flush(void)
 	int err;
 
 	for (size_t i = 0; i < n_pending; i++)
-		files[i] = &pending[i].f;
+		files[i] = pending[i].f;
 	err = dmt_file_commit_many(files, n_pending, &failed);
 	if (err)
 		tool_err_errno(dmt_file_path(files[failed]), "cannot write",
@@ -103,7 +105,7 @@ int fvt_out_commit_later(struct fvt_out *o)
 {
 	if (!fvt_out_is_open(o))
 		return 0;
-	dmt_file_start_writeback(&o->f, 0, (uint64_t)INT64_MAX);
+	dmt_file_start_writeback(o->f, 0, (uint64_t)INT64_MAX);
 	pending[n_pending++] = *o;
 	fvt_out_init(o);
 	return n_pending == PENDING_MAX ? fvt_out_flush() : 0;
@@ -179,10 +181,10 @@ static int dir_tree_size(void *ctx, uint64_t size)
 static int tree_block(struct fvt_out *o, const void *block, size_t size,
 		      uint64_t off)
 {
-	int err = dmt_pwrite_full(&o->f, block, size, off);
+	int err = dmt_pwrite_full(o->f, block, size, off);
 
 	if (err)
-		tool_err_errno(dmt_file_path(&o->f), "cannot write", err);
+		tool_err_errno(dmt_file_path(o->f), "cannot write", err);
 	return err;
 }
 

@@ -13,10 +13,9 @@
 static int payload_size(struct cli *c, uint64_t *bytes)
 {
 	const char *data = it_of(c)->data_path;
-	struct dmt_file f;
+	struct dmt_file *f;
 	int err;
 
-	dmt_file_init(&f);
 	if (cli_given(c, O_PAYLOAD_SIZE)) {
 		*bytes = cli_num(c, O_PAYLOAD_SIZE, 0);
 		return 0;
@@ -25,10 +24,10 @@ static int payload_size(struct cli *c, uint64_t *bytes)
 		tool_err("size needs --payload-size BYTES");
 		return -EINVAL;
 	}
-	err = dmt_file_open(&f, data, DMT_OPEN_READ);
+	err = dmt_file_open(data, DMT_OPEN_READ, &f);
 	if (!err) {
-		err = dmt_file_size(&f, bytes);
-		dmt_file_close(&f);
+		err = dmt_file_size(f, bytes);
+		dmt_file_close(f);
 	}
 	if (err)
 		tool_err_errno(data, "cannot get the size", err);

@@ -14,17 +14,14 @@
 #include "tools/common/outfile.h"
 #include "tools/integrity-tool/it.h"
 
-static int open_one(struct dmt_file *f, const char *path, int flags,
-		    struct dmt_file **slot, const char *what)
+static int open_one(const char *path, int flags, struct dmt_file **slot,
+		    const char *what)
 {
-	int err = dmt_file_open(f, path, flags);
+	int err = dmt_file_open(path, flags, slot);
 
-	if (err) {
+	if (err)
 		tool_err_errno(path, what, err);
-		return err;
-	}
-	*slot = f;
-	return 0;
+	return err;
 }
 
 /* One file given as two: refused before anything is opened. */
@@ -49,19 +46,14 @@ static int open_device(struct cli *c, int flags)
 	/* format's output: an existing file or device in place, a new one
 	 * under a temporary name, never a stream (written out of order) */
 	if (c->cmd == CMD_FORMAT && (can_create || !stat(it->device, &st))) {
-		err = tool_out_open(&it->meta_file, it->device,
-				    TOOL_OUT_IN_PLACE | TOOL_OUT_SEEK |
-					    TOOL_OUT_LOCK,
-				    "cannot open the device", &o->created);
-		if (!err)
-			o->meta = &it->meta_file;
-		return err;
+		return tool_out_open(&o->meta, it->device,
+				     TOOL_OUT_IN_PLACE | TOOL_OUT_SEEK |
+					     TOOL_OUT_LOCK,
+				     "cannot open the device", &o->created);
 	}
-	err = dmt_file_open(&it->meta_file, it->device, flags);
-	if (!err) {
-		o->meta = &it->meta_file;
+	err = dmt_file_open(it->device, flags, &o->meta);
+	if (!err)
 		return 0;
-	}
 	tool_err_errno(it->device, err == -ENOENT && c->cmd == CMD_FORMAT ?
 		       "no such file (--device-size creates it)" :
 		       c->cmd == CMD_DUMP ? "cannot read" :
@@ -84,14 +76,13 @@ int it_open_files(struct cli *c)
 		err = distinct(it->device, data,
 			       "the data device must differ from the metadata device");
 	if (!err && payload)
-		err = open_one(&it->payload_file, payload, DMT_OPEN_READ,
-			       &o->payload, "cannot read the payload");
+		err = open_one(payload, DMT_OPEN_READ, &o->payload,
+			       "cannot read the payload");
 	if (!err && data && c->cmd != CMD_FORMAT)
 		err = open_device(c, (rw ? DMT_OPEN_RW : DMT_OPEN_READ) |
 				     DMT_OPEN_LOCK);
 	if (!err && data)
-		err = open_one(&it->data_file, data,
-			       DMT_OPEN_READ | DMT_OPEN_LOCK, &o->data,
+		err = open_one(data, DMT_OPEN_READ | DMT_OPEN_LOCK, &o->data,
 			       "cannot open the data device");
 	/* dump reads one sector: no lock, it works on a device in use */
 	if (!err && !o->meta)
@@ -107,8 +98,7 @@ void it_close_files(struct it *it)
 				      &it->o.payload };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (*files[i])
-			dmt_file_close(*files[i]);
+		dmt_file_close(*files[i]);
 		*files[i] = NULL;
 	}
 }

@@ -45,9 +45,8 @@ extern const struct cli_tool integrity_tool;
 struct it {
 	const char *device;		/* as given */
 	const char *data_path, *payload_path;
-	struct dmt_integrity_params o; /* o.meta... point here once open */
-	struct dmt_reason why;	       /* the last operation's failure */
-	struct dmt_file meta_file, data_file, payload_file;
+	struct dmt_integrity_params o;	/* o.meta...: the open files (owned) */
+	struct dmt_reason why;		/* the last operation's failure */
 	/* locked memory, wiped and freed by the cleanup */
 	struct tool_secret key, jkey, ckey;
 	struct tool_progress progress;

@@ -173,7 +173,7 @@ static int format_images(struct vt *c, struct vt_files *f,
  * into place (the images first). */
 static int write_outputs(struct vt *c, struct vt_files *f,
 			 const struct dmt_verity_result *res,
-			 struct dmt_file outs[OUT_N], char *paths[OUT_N])
+			 struct dmt_file *outs[OUT_N], char *paths[OUT_N])
 {
 	char root_hex[2 * DMT_DIGEST_MAX + 1];
 	uint8_t *sig = NULL;
@@ -187,10 +187,10 @@ static int write_outputs(struct vt *c, struct vt_files *f,
 		if (!paths[i])
 			continue;
 		if (i == OUT_ROOT || i == OUT_SIDE_ROOT)
-			rc = vt_write_root_file(&outs[i], res->root_hash,
+			rc = vt_write_root_file(outs[i], res->root_hash,
 					     res->root_hash_size);
 		else
-			rc = vt_write_out(&outs[i], sig, sig_len);
+			rc = vt_write_out(outs[i], sig, sig_len);
 	}
 	free(sig);
 	if (rc)
@@ -199,18 +199,18 @@ static int write_outputs(struct vt *c, struct vt_files *f,
 	rc = vt_commit(f->hash, f->created, c->args[1]);
 	if (!rc && f->data != f->hash && f->data_rw)
 		rc = vt_commit(f->data, false, c->args[0]);
-	if (!rc && f->fec == &f->fec_f)
+	if (!rc && f->fec && f->fec == f->fec_f)
 		rc = vt_commit(f->fec, f->fec_created,
 			       cli_str(c->cli, OPT_FEC_DEVICE));
 	/* in-place outputs were synced by write_out: this renames new ones */
 	for (i = 0; i < OUT_N && !rc; i++)
 		if (paths[i])
-			rc = vt_commit(&outs[i], true, paths[i]);
+			rc = vt_commit(outs[i], true, paths[i]);
 	return rc;
 }
 
 /* Everything that can fail before the images are opened. */
-static int build_setup(struct vt *c, struct dmt_file outs[OUT_N],
+static int build_setup(struct vt *c, struct dmt_file *outs[OUT_N],
 		       char *paths[OUT_N])
 {
 	int rc, i;
@@ -239,15 +239,13 @@ static int build_setup(struct vt *c, struct dmt_file outs[OUT_N],
 int vt_cmd_build(struct cli *cl)
 {
 	struct vt *c = cl->priv;
-	struct dmt_file outs[OUT_N];
+	struct dmt_file *outs[OUT_N] = { NULL };
 	struct dmt_verity_result res;
 	char *paths[OUT_N] = { NULL };
 	bool opened = false;
 	struct vt_files f;
 	int rc, i;
 
-	for (i = 0; i < OUT_N; i++)
-		dmt_file_init(&outs[i]);
 	rc = build_setup(c, outs, paths);
 	if (!rc) {
 		rc = vt_open_files(c, &f, VT_OPEN_BUILD);
@@ -276,7 +274,7 @@ out:
 	if (opened)
 		vt_close_files(&f);
 	for (i = 0; i < OUT_N; i++) {
-		dmt_file_close(&outs[i]);
+		dmt_file_close(outs[i]);
 		free(paths[i]);
 	}
 	return rc;

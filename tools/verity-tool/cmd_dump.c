@@ -27,12 +27,11 @@ int vt_cmd_dump(struct cli *cl)
 		return TOOL_EXIT_USAGE;
 	}
 	memset(&f, 0, sizeof(f));
-	dmt_file_init(&f.hash_f);
-	err = dmt_file_open(&f.hash_f, c->args[0],
-			    DMT_OPEN_READ | DMT_OPEN_LOCK);
+	err = dmt_file_open(c->args[0], DMT_OPEN_READ | DMT_OPEN_LOCK,
+			    &f.hash_f);
 	if (err)
 		return vt_open_err(c->args[0], err);
-	f.data = f.hash = &f.hash_f;
+	f.data = f.hash = f.hash_f;
 	c->args[1] = c->args[0];
 	rc = vt_load_params(c, &f);
 	if (rc)
@@ -67,6 +66,6 @@ int vt_cmd_dump(struct cli *cl)
 	else
 		vt_print_header(c, c->args[0], &g, NULL);
 out:
-	dmt_file_close(&f.hash_f);
+	dmt_file_close(f.hash_f);
 	return rc;
 }

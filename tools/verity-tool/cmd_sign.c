@@ -157,12 +157,11 @@ int vt_cmd_sign(struct cli *cl)
 	struct vt *c = cl->priv;
 	const char *out = c->args[c->nargs - 1];
 	char root[2 * DMT_DIGEST_MAX + 1];
-	struct dmt_file of;
+	struct dmt_file *of = NULL;
 	uint8_t *sig = NULL;
 	size_t len = 0;
 	int rc;
 
-	dmt_file_init(&of);
 	rc = vt_sign_opts(c);
 	if (!rc)
 		rc = sign_root_text(c, root);
@@ -175,13 +174,13 @@ int vt_cmd_sign(struct cli *cl)
 	if (!rc)
 		rc = vt_sign_root(c, root, &sig, &len);
 	if (!rc)
-		rc = vt_write_out(&of, sig, len);
+		rc = vt_write_out(of, sig, len);
 	if (!rc)	/* renames a new file (in place: nothing to do) */
-		rc = vt_commit(&of, true, out);
+		rc = vt_commit(of, true, out);
 	if (!rc)
 		tool_verbose("Signature of %s written to %s (%zu bytes).", root,
 			     out, len);
-	dmt_file_close(&of);
+	dmt_file_close(of);
 	free(sig);
 	return rc;
 }

@@ -63,12 +63,12 @@ int vt_cmd_size(struct cli *cl)
 		return TOOL_EXIT_USAGE;
 	}
 	if (c->nargs == 1) {
-		struct dmt_file f;
+		struct dmt_file *f;
 
-		err = dmt_file_open(&f, c->args[0], DMT_OPEN_READ);
+		err = dmt_file_open(c->args[0], DMT_OPEN_READ, &f);
 		if (!err)
-			err = dmt_file_size(&f, &bytes);
-		dmt_file_close(&f);
+			err = dmt_file_size(f, &bytes);
+		dmt_file_close(f);
 		if (err) {
 			tool_err_errno(c->args[0], "cannot get size", err);
 			return tool_exit_code(err);

@@ -27,9 +27,10 @@ int vt_open_err(const char *path, int err)
 
 void vt_close_files(struct vt_files *f)
 {
-	dmt_file_close(&f->data_f);
-	dmt_file_close(&f->hash_f);
-	dmt_file_close(&f->fec_f);
+	dmt_file_close(f->data_f);
+	dmt_file_close(f->hash_f);
+	dmt_file_close(f->fec_f);
+	f->data_f = f->hash_f = f->fec_f = NULL;
 }
 
 /* Absolute form of a path whose directory exists (the file need not). */
@@ -61,7 +62,7 @@ bool vt_same_target(const char *a, const char *b)
 /* build's hash or FEC file: in place when it exists (veritysetup's rule),
  * else new under a temporary name; written out of order, so never a
  * stream (tools/common/outfile.h). */
-static int open_image_out(struct dmt_file *f, const char *path,
+static int open_image_out(struct dmt_file **f, const char *path,
 			  bool *created)
 {
 	int err = tool_out_open(f, path,
@@ -88,23 +89,23 @@ static int open_fec(struct vt *c, struct vt_files *f, enum vt_open_mode mode)
 	if (mode == VT_OPEN_BUILD) {
 		err = open_image_out(&f->fec_f, path, &f->fec_created);
 		if (!err)
-			f->fec = &f->fec_f;
+			f->fec = f->fec_f;
 		return err;
 	}
 	flags = (mode == VT_OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
 		DMT_OPEN_LOCK;
-	err = dmt_file_open(&f->fec_f, path, flags);
+	err = dmt_file_open(path, flags, &f->fec_f);
 	if (mode == VT_OPEN_REPAIR &&
 	    (err == -EACCES || err == -EROFS || err == -EPERM)) {
 		/* blocks can still be repaired, damaged parity can't */
 		tool_info("%s: read-only, damaged parity will not be "
 			  "rewritten.", path);
 		flags = DMT_OPEN_READ | DMT_OPEN_LOCK;
-		err = dmt_file_open(&f->fec_f, path, flags);
+		err = dmt_file_open(path, flags, &f->fec_f);
 	}
 	if (err)
 		return vt_open_err(path, err);
-	f->fec = &f->fec_f;
+	f->fec = f->fec_f;
 	return 0;
 }
 
@@ -115,17 +116,15 @@ int vt_open_files(struct vt *c, struct vt_files *f, enum vt_open_mode mode)
 	int err, hflags, dflags = DMT_OPEN_READ | DMT_OPEN_LOCK;
 
 	memset(f, 0, sizeof(*f));
-	dmt_file_init(&f->data_f);
-	dmt_file_init(&f->hash_f);
-	dmt_file_init(&f->fec_f);
 	if (dmt_same_file(dpath, hpath)) {
-		err = dmt_file_open(&f->hash_f, hpath,
-				    (mode != VT_OPEN_READ ? DMT_OPEN_RW
-						       : DMT_OPEN_READ) |
-					    DMT_OPEN_LOCK);
+		err = dmt_file_open(
+			hpath,
+			(mode != VT_OPEN_READ ? DMT_OPEN_RW : DMT_OPEN_READ) |
+				DMT_OPEN_LOCK,
+			&f->hash_f);
 		if (err)
 			return vt_open_err(hpath, err);
-		f->data = f->hash = &f->hash_f;
+		f->data = f->hash = f->hash_f;
 		goto fec;
 	}
 	/* repair writes data blocks, build may put FEC on the data file */
@@ -133,21 +132,21 @@ int vt_open_files(struct vt *c, struct vt_files *f, enum vt_open_mode mode)
 	    (mode == VT_OPEN_BUILD && fpath && !vt_same_target(fpath, hpath) &&
 	     vt_same_target(fpath, dpath)))
 		dflags = DMT_OPEN_RW | DMT_OPEN_LOCK;
-	err = dmt_file_open(&f->data_f, dpath, dflags);
+	err = dmt_file_open(dpath, dflags, &f->data_f);
 	if (err)
 		return vt_open_err(dpath, err);
-	f->data = &f->data_f;
+	f->data = f->data_f;
 	f->data_rw = dflags & DMT_OPEN_RW;
 	hflags = (mode == VT_OPEN_REPAIR ? DMT_OPEN_RW : DMT_OPEN_READ) |
 		 DMT_OPEN_LOCK;
 	err = mode == VT_OPEN_BUILD ?
 		      open_image_out(&f->hash_f, hpath, &f->created) :
-		      dmt_file_open(&f->hash_f, hpath, hflags);
+		      dmt_file_open(hpath, hflags, &f->hash_f);
 	if (err) {
 		vt_close_files(f);
 		return mode == VT_OPEN_BUILD ? err : vt_open_err(hpath, err);
 	}
-	f->hash = &f->hash_f;
+	f->hash = f->hash_f;
 fec:
 	if (!fpath)
 		return 0;
@@ -231,7 +230,7 @@ int vt_resolve_data(struct vt *c, struct vt_files *f)
  * or pipe as a stream.
  */
 int vt_open_out(struct vt *c, const char *path, const char *what,
-		    struct dmt_file *rf)
+		    struct dmt_file **rf)
 {
 	bool created;
 	int err;

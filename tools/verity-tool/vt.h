@@ -108,9 +108,9 @@ struct vt {
 enum vt_open_mode { VT_OPEN_READ, VT_OPEN_BUILD, VT_OPEN_REPAIR };
 
 struct vt_files {
-	struct dmt_file data_f, hash_f, fec_f;
+	struct dmt_file *data_f, *hash_f, *fec_f;	/* owned */
 	struct dmt_file *data, *hash;	/* hash == data on one file */
-	struct dmt_file *fec;		/* NULL, &fec_f, hash or data */
+	struct dmt_file *fec;		/* NULL, fec_f, hash or data */
 	bool data_rw;			/* data opened for writing */
 	bool created;			/* new hash file: temp + rename */
 	bool fec_created;		/* same for the FEC file */
@@ -146,7 +146,7 @@ int vt_open_files(struct vt *c, struct vt_files *f, enum vt_open_mode mode);
 void vt_warn_tail(const char *path, uint64_t size, uint32_t dbs);
 int vt_resolve_data(struct vt *c, struct vt_files *f);
 int vt_open_out(struct vt *c, const char *path, const char *what,
-	     struct dmt_file *rf);
+	     struct dmt_file **rf);
 int vt_write_out(struct dmt_file *rf, const void *buf, size_t len);
 int vt_write_root_file(struct dmt_file *rf, const uint8_t *root, size_t ds);
 int vt_get_root(struct vt *c, size_t ds, uint8_t *root);

@@ -26,7 +26,7 @@
 
 #include "lib/common/cpu.h"
 #include "lib/crypt/aes_arch.h"
-#include "lib/hash/dispatch.h"
+#include "lib/common/dispatch.h"
 
 /* AVX-512 with OS state (and not masked off by a test) from lib/common;
  * CPUID leaf 7 ECX bits 9/10 (VAES, VPCLMULQDQ), leaf 1 ECX 25 (AES). */
@@ -627,7 +627,7 @@ void dmt_gcm_vaes_crypt(const struct dmt_gcm_key *k, bool enc,
 	_mm_storeu_si128((__m128i *)tag, t);
 }
 
-/* The dispatcher's "vaes" entry (lib/hash/dispatch.c). */
+/* The dispatcher's "vaes" entry (lib/common/dispatch.c). */
 const struct dmt_aes_ops dmt_aes_ops_vaes = {
 	.xts_setkey = dmt_xts_vaes_setkey,
 	.xts_crypt = dmt_xts_vaes_crypt,

@@ -12,7 +12,7 @@
  * ymm registers.
  */
 #include "lib/fec/fec_gf256.h"
-#include "lib/hash/dispatch.h"
+#include "lib/common/dispatch.h"
 
 #include <immintrin.h>
 
@@ -107,7 +107,7 @@ void dmt_gf256_mac_avx2(uint8_t *acc, size_t acc_stride, unsigned int roots,
 	_mm256_zeroupper();
 }
 
-/* The dispatcher's entry (lib/hash/dispatch.h): coefficients prepared once
+/* The dispatcher's entry (lib/common/dispatch.h): coefficients prepared once
  * per encoder, then every band goes through mac. */
 static void avx2_prep(uint8_t c, void *out)
 {

@@ -13,7 +13,7 @@
  * Full-vector operands are encoded correctly by gcc and clang alike.
  */
 #include "lib/fec/fec_gf256.h"
-#include "lib/hash/dispatch.h"
+#include "lib/common/dispatch.h"
 
 #include <immintrin.h>
 
@@ -97,7 +97,7 @@ void dmt_gf256_mac_gfni(uint8_t *acc, size_t acc_stride, unsigned int roots,
 	}
 }
 
-/* The dispatcher's entry (lib/hash/dispatch.h): coefficients prepared once
+/* The dispatcher's entry (lib/common/dispatch.h): coefficients prepared once
  * per encoder, then every band goes through mac. */
 static void gfni_prep(uint8_t c, void *out)
 {

@@ -8,7 +8,7 @@
  * the band goes by.
  */
 #include "lib/fec/fec_gf256.h"
-#include "lib/hash/dispatch.h"
+#include "lib/common/dispatch.h"
 
 #include <tmmintrin.h>
 
@@ -98,7 +98,7 @@ void dmt_gf256_mac_ssse3(uint8_t *acc, size_t acc_stride, unsigned int roots,
 	}
 }
 
-/* The dispatcher's entry (lib/hash/dispatch.h): coefficients prepared once
+/* The dispatcher's entry (lib/common/dispatch.h): coefficients prepared once
  * per encoder, then every band goes through mac. */
 static void ssse3_prep(uint8_t c, void *out)
 {

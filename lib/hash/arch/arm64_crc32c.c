@@ -12,7 +12,7 @@
 #include <string.h>
 #include <arm_acle.h>
 
-#include "lib/hash/arch/backends.h"
+#include "lib/common/backends.h"
 
 uint32_t dmt_crc32c_arm64(uint32_t crc, const uint8_t *p, size_t len)
 {

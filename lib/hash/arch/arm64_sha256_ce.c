@@ -13,7 +13,7 @@
 #include <arm_neon.h>
 
 #include "lib/common/cpu.h"
-#include "lib/hash/arch/backends.h"
+#include "lib/common/backends.h"
 #include "lib/hash/arch/sha2_constants.h"
 
 /* Message words are big-endian. */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <immintrin.h>
 
-#include "lib/hash/arch/backends.h"
+#include "lib/common/backends.h"
 
 /* Each of the three streams is 32 * n bytes, n = 1..CRC_MAXN. */
 #define CRC_STEP 32

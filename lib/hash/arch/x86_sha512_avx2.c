@@ -21,7 +21,7 @@
 #include <immintrin.h>
 
 #include "lib/common/cpu.h"
-#include "lib/hash/arch/backends.h"
+#include "lib/common/backends.h"
 #include "lib/hash/arch/sha2_constants.h"
 
 #define LANES 4

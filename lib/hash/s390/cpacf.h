@@ -215,7 +215,7 @@ void dmt_cpacf_model_reset_stats(struct dmt_cpacf *c);
 
 /*
  * SHA block functions over KIMD (one lane): state words host-endian, as in
- * lib/arch/backends.h.  They use c, which must offer the function.
+ * lib/common/backends.h.  They use c, which must offer the function.
  */
 void dmt_cpacf_sha256_blocks(struct dmt_cpacf *c, uint32_t *state,
 			     const uint8_t *data, size_t nblocks);

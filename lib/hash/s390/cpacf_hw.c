@@ -90,8 +90,13 @@ static void hw_detect(void)
 		return;
 	if ((hwcap & HWCAP_STFLE) && !stfle_bit(FACILITY_MSA))
 		return;
-	/* A malformed $DMT_S390CAP leaves the masks as queried. */
+	/* Test builds only (-DDMT_TEST_HOOKS): a malformed $DMT_S390CAP
+	 * leaves the masks as queried. */
+#ifdef DMT_TEST_HOOKS
 	(void)dmt_cpacf_setup(&hw_instance, getenv(DMT_S390CAP_ENV));
+#else
+	(void)dmt_cpacf_setup(&hw_instance, NULL);
+#endif
 	hw_ptr = &hw_instance;
 }
 

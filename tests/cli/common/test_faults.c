@@ -20,14 +20,15 @@
 #define IT "integrity-tool"
 #define UUID "01234567-89ab-4cde-8f01-23456789abcd"
 
+/* DMT_IO_FAULT exists only in the test builds of the tools. */
 static const char *vt(void)
 {
-	return th_tool("verity-tool");
+	return th_test_tool("verity-tool");
 }
 
 static const char *it(void)
 {
-	return th_tool("integrity-tool");
+	return th_test_tool("integrity-tool");
 }
 
 /* A file of non-zero, non-random bytes (all of it hashed, fast to make). */

@@ -684,31 +684,31 @@ Test(verity_fec_cli, repair_never_writes_what_does_not_verify, .timeout = 60)
  */
 Test(verity_fec_cli, verify_rechecks_the_tree_after_correction)
 {
-	struct dmt_file d = { .fd = -1 }, h = { .fd = -1 }, f = { .fd = -1 };
+	struct dmt_file *d = NULL, *h = NULL, *f = NULL;
 	struct dmt_fec_params p;
 	struct image im;
 	char *err = NULL;
 
 	image_make(&im, 4);
 	destroy(fmt("%s/d.img", im.dir), 4096, 77, 1);		/* tampered */
-	cr_assert_eq(dmt_file_open(&d, fmt("%s/d.img", im.dir),
-				   DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&h, fmt("%s/h.img", im.dir),
-				   DMT_OPEN_READ), 0);
-	cr_assert_eq(dmt_file_open(&f, fmt("%s/f.img", im.dir), DMT_OPEN_RW),
+	cr_assert_eq(dmt_file_open(fmt("%s/d.img", im.dir), DMT_OPEN_READ, &d),
+		     0);
+	cr_assert_eq(dmt_file_open(fmt("%s/h.img", im.dir), DMT_OPEN_READ, &h),
+		     0);
+	cr_assert_eq(dmt_file_open(fmt("%s/f.img", im.dir), DMT_OPEN_RW, &f),
 		     0);
 	memset(&p, 0, sizeof(p));
 	p.roots = 4;
 	p.block_size = 4096;
 	p.data_blocks = im.n;
 	p.hash_start = 1;
-	p.data = &d;
-	p.hash = &h;
-	p.fec = &f;
+	p.data = d;
+	p.hash = h;
+	p.fec = f;
 	cr_assert_eq(dmt_fec_encode(&p, NULL, NULL), 0);
-	dmt_file_close(&d);
-	dmt_file_close(&h);
-	dmt_file_close(&f);
+	dmt_file_close(d);
+	dmt_file_close(h);
+	dmt_file_close(f);
 	destroy(fmt("%s/d.img", im.dir), 4096, 300, 2);		/* damaged */
 	cr_expect_eq(tool(&im, &err, "verify --fec-device f.img --fec-roots 4 "
 			  "d.img h.img %s", im.root), 2, "%s", err);

@@ -3,17 +3,19 @@
  * The one dispatcher for every CPU-dispatched primitive (internal to lib/):
  * the backend table, the default choice per primitive, and the engine
  * spec that forces a choice ("NAME", or "PRIMITIVE=NAME[,...]"; see
- * <dmt/hash.h>).  lib/hash/hash.c builds hashers on it; lib/fec gets its
- * GF(2^8) multiply-accumulate from it as function pointers.
+ * <dmt/hash.h>).  It sits in lib/common, below every subsystem, and
+ * includes nothing of theirs: lib/hash/hash.c builds hashers on it, lib/fec
+ * gets its GF(2^8) multiply-accumulate and lib/crypt its AES code from it
+ * as function pointers; the backends live in each subsystem's arch/.
  */
-#ifndef DMT_HASH_DISPATCH_H
-#define DMT_HASH_DISPATCH_H
+#ifndef DMT_COMMON_DISPATCH_H
+#define DMT_COMMON_DISPATCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/hash/hash_backend.h"
+#include "lib/common/backends.h"
 
 /* What a backend can be chosen for. */
 enum dmt_prim {
@@ -141,4 +143,4 @@ int dmt_gf256_choose(const char *spec, const struct dmt_gf256_ops **ops);
 int dmt_aes_choose(const char *spec, enum dmt_prim prim,
 		   const struct dmt_aes_ops **ops);
 
-#endif /* DMT_HASH_DISPATCH_H */
+#endif /* DMT_COMMON_DISPATCH_H */

@@ -14,7 +14,7 @@
 
 #include <dmt/hash.h>
 #include "lib/common/cpu.h"
-#include "lib/hash/dispatch.h"
+#include "lib/common/dispatch.h"
 
 /*
  * Not const: the platform hook fills the "cpacf" entry at init.  The

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The library's test hooks (lib/common/testhooks.h) stay out of what is
+ * shipped (suite "test_hooks"): the tools and libdmt.a of the build
+ * directory hold neither the DMT_IO_FAULT parser, nor dmt_io_fault_set()
+ * or dmt_cpu_mask_off(), nor the valgrind probe; the test builds of the
+ * tools ($DMT_BUILD/test-tools/) hold all of them, which shows the search
+ * finds them where they are.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/helpers.h"
+
+static const char *const tools[] = {
+	"verity-tool", "integrity-tool", "fsverity-tool", "crypt-tool",
+};
+
+/* What only a hooked build contains: the variable's name, the hook's
+ * symbols (the tools keep their symbol table) and the probe's needle. */
+static const char *const marks[] = {
+	"DMT_IO_FAULT", "dmt_io_fault_set", "dmt_cpu_mask_off", "vgpreload",
+};
+
+static bool holds(const uint8_t *buf, size_t len, const char *s)
+{
+	return memmem(buf, len, s, strlen(s)) != NULL;
+}
+
+static void expect_marks(const char *path, bool want)
+{
+	size_t len;
+	uint8_t *buf = th_read_file(path, &len);
+
+	cr_assert(buf, "cannot read %s", path);
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		cr_expect_eq(holds(buf, len, marks[i]), want, "%s %s %s", path,
+			     want ? "lacks" : "holds", marks[i]);
+	free(buf);
+}
+
+static const char *in_build(const char *name)
+{
+	static char buf[4096];
+	const char *dir = getenv("DMT_BUILD");
+
+	snprintf(buf, sizeof(buf), "%s/%s", dir && *dir ? dir : "build", name);
+	return buf;
+}
+
+Test(test_hooks, only_in_the_test_builds)
+{
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		expect_marks(in_build(tools[i]), false);
+		expect_marks(th_test_tool(tools[i]), true);
+	}
+	expect_marks(in_build("libdmt.a"), false);
+	expect_marks(in_build("libdmt-hooks.a"), true);
+}
