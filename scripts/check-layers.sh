@@ -5,8 +5,10 @@
 #
 #   0  lib/common    (I/O, threads, walk, CPU detection, the dispatcher)
 #   1  lib/hash
-#   2  lib/fec lib/sign lib/integrity lib/fsverity lib/crypt
+#   2  lib/fec lib/sign lib/integrity lib/fsverity
 #   3  lib/verity    (its FEC stage uses lib/fec)
+#      lib/crypt     (authenticated dm-crypt lays its tags out through
+#                    lib/integrity's geometry and journal)
 #
 # A file under lib/X/ (arch/ included) may include "lib/X/..." and
 # "lib/Y/..." of a lower layer; the public headers (include/dmt/) include
@@ -23,8 +25,8 @@ layer() {
 	case "$1" in
 	common) echo 0 ;;
 	hash) echo 1 ;;
-	fec | sign | integrity | fsverity | crypt) echo 2 ;;
-	verity) echo 3 ;;
+	fec | sign | integrity | fsverity) echo 2 ;;
+	verity | crypt) echo 3 ;;
 	*) echo "" ;;
 	esac
 }
