@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <dmt/crypt.h>
+#include "lib/common/reserved.h"
 #include "lib/crypt/crypt_auth_priv.h"
 #include "lib/crypt/crypt_priv.h"
 #include <dmt/hash.h>
@@ -264,7 +265,7 @@ int dmt_auth_new(const struct dmt_auth_params *p, struct dmt_auth **out,
 	int ret = 0;
 
 	*out = NULL;
-	ret = DMT_CRYPT_CHECK_RESERVED(p, r);
+	ret = DMT_CHECK_RESERVED(p, r);
 	if (ret)
 		return ret;
 	if (p->key_size != s->cipher_key_size + s->mac_key_size)

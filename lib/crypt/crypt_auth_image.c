@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <dmt/crypt.h>
+#include "lib/common/reserved.h"
 #include "lib/crypt/crypt_priv.h"
 #include <dmt/io.h>
 #include <dmt/luks2.h>
@@ -545,7 +546,7 @@ static int run(const struct dmt_auth_image_params *o,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	ret = DMT_CRYPT_CHECK_RESERVED(o, &rs);
+	ret = DMT_CHECK_RESERVED(o, &rs);
 	if (!ret && what == RUN_FORMAT)
 		ret = format_image(o, res, &rs);
 	else if (!ret)

@@ -8,6 +8,7 @@
  * ESSIV IVs are made a batch at a time with one ECB call.
  */
 #include <dmt/crypt.h>
+#include "lib/common/reserved.h"
 #include "lib/crypt/crypt_priv.h"
 
 #include <errno.h>
@@ -206,7 +207,7 @@ int dmt_crypt_new(const struct dmt_crypt_params *p, struct dmt_crypt **out,
 	int ret;
 
 	*out = NULL;
-	ret = DMT_CRYPT_CHECK_RESERVED(p, r);
+	ret = DMT_CHECK_RESERVED(p, r);
 	if (ret)
 		return ret;
 	c = calloc(1, sizeof(*c));

@@ -24,21 +24,4 @@ int dmt_crypt_encrypt_list(struct dmt_crypt *c, const uint64_t *sectors,
 int dmt_crypt_decrypt_list(struct dmt_crypt *c, const uint64_t *sectors,
 			   size_t n, const void *in, void *out);
 
-/* -EINVAL with DMT_REASON_BAD_VALUE, field "reserved" (value: the index
- * of the first nonzero word) unless every reserved word is zero. */
-static inline int dmt_crypt_check_reserved(const uint64_t *reserved, size_t n,
-					   struct dmt_reason *r)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (reserved[i])
-			return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
-					      "reserved", i);
-	}
-	return 0;
-}
-
-#define DMT_CRYPT_CHECK_RESERVED(p, r)                                    \
-	dmt_crypt_check_reserved((p)->reserved,                           \
-				 sizeof((p)->reserved) / sizeof(uint64_t), (r))
-
 #endif /* DMT_LIB_CRYPT_PRIV_H */

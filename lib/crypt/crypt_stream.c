@@ -14,6 +14,7 @@
  * cancellation are the walk's.
  */
 #include <dmt/crypt.h>
+#include "lib/common/reserved.h"
 #include "lib/crypt/crypt_priv.h"
 
 #include <errno.h>
@@ -250,7 +251,7 @@ int dmt_crypt_stream_run(struct dmt_crypt *c,
 	bool have_r = false, have_w = false;
 	int ret;
 
-	ret = DMT_CRYPT_CHECK_RESERVED(s, r);
+	ret = DMT_CHECK_RESERVED(s, r);
 	if (ret)
 		return ret;
 	pthread_mutex_init(&st.lock, NULL);

@@ -16,6 +16,7 @@
 #include <uuid/uuid.h>
 
 #include <dmt/crypt.h>
+#include "lib/common/reserved.h"
 #include "lib/crypt/crypt_priv.h"
 #include <dmt/io.h>
 #include <dmt/reason.h>
@@ -204,7 +205,7 @@ int dmt_luks2_create(const struct dmt_luks2_params *in, struct dmt_luks2 **out,
 	int ret;
 
 	*out = NULL;
-	ret = DMT_CRYPT_CHECK_RESERVED(in, r);
+	ret = DMT_CHECK_RESERVED(in, r);
 	if (ret)
 		return ret;
 	h = calloc(1, sizeof(*h));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <dmt/crypt.h>
+#include "lib/common/reserved.h"
 #include "lib/crypt/crypt_priv.h"
 #include <dmt/io.h>
 #include <dmt/reason.h>
@@ -235,9 +236,9 @@ int dmt_luks2_add_keyslot(struct dmt_luks2 *h,
 	char key[12];
 	int ret;
 
-	ret = DMT_CRYPT_CHECK_RESERVED(in, r);
+	ret = DMT_CHECK_RESERVED(in, r);
 	if (!ret)
-		ret = DMT_CRYPT_CHECK_RESERVED(&in->pbkdf, r);
+		ret = DMT_CHECK_RESERVED(&in->pbkdf, r);
 	if (ret)
 		return ret;
 	if (!h->vk)

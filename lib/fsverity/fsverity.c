@@ -4,6 +4,7 @@
  * hashing engine shared by the one-file and batch paths, and
  * dmt_fsverity_compute_digest().  Format facts: docs/formats.md.
  */
+#include "lib/common/reserved.h"
 #include "lib/fsverity/fsverity_priv.h"
 
 #include <errno.h>
@@ -68,23 +69,12 @@ void dmt_fsverity_params_init(struct dmt_fsverity_params *p)
 	*p = (struct dmt_fsverity_params){ .version = 1 };
 }
 
-int fv_check_reserved(const uint64_t *reserved, size_t n,
-		      struct dmt_reason *r)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (reserved[i])
-			return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
-					      "reserved", i);
-	}
-	return 0;
-}
-
 int dmt_fsverity_check_params(const struct dmt_fsverity_params *p,
 			      struct dmt_reason *r)
 {
 	uint32_t alg = resolved_alg(p), bs = resolved_bs(p);
 	size_t ds = dmt_fsverity_digest_size(alg);
-	int rerr = FV_CHECK_RESERVED(p, r);
+	int rerr = DMT_CHECK_RESERVED(p, r);
 
 	if (rerr)
 		return rerr;

@@ -26,6 +26,7 @@
  * they are reported (at most TREE_KEEP bytes; a file that does not fit
  * waits for its turn).
  */
+#include "lib/common/reserved.h"
 #include "lib/fsverity/fsverity_priv.h"
 
 #include <errno.h>
@@ -225,7 +226,7 @@ int dmt_fsverity_batch_new(const struct dmt_fsverity_batch_params *p,
 	int err;
 
 	*out = NULL;
-	err = FV_CHECK_RESERVED(p, r);
+	err = DMT_CHECK_RESERVED(p, r);
 	if (err)
 		return err;
 	b = calloc(1, sizeof(*b));
@@ -980,7 +981,7 @@ int dmt_fsverity_batch_add(struct dmt_fsverity_batch *b,
 
 	if (b->stopped)
 		return b->stopped;
-	err = FV_CHECK_RESERVED(f, r);
+	err = DMT_CHECK_RESERVED(f, r);
 	if (err)
 		return err;
 	if (f->fd < 0 && !f->path && !f->read_fn)

@@ -101,12 +101,4 @@ int fv_size_changed(const struct fv_source *src, uint64_t size,
 int dmt_fsverity_tree_size(const struct dmt_fsverity_params *p, uint64_t size,
 			   uint64_t *tree_size);
 
-/* -EINVAL with DMT_REASON_BAD_VALUE "reserved" (value: the index) for a
- * nonzero reserved word. */
-int fv_check_reserved(const uint64_t *reserved, size_t n,
-		      struct dmt_reason *r);
-#define FV_CHECK_RESERVED(p, r)                                           \
-	fv_check_reserved((p)->reserved,                                  \
-			  sizeof((p)->reserved) / sizeof(uint64_t), (r))
-
 #endif /* DMT_FSVERITY_PRIV_H */

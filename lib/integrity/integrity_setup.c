@@ -3,6 +3,7 @@
  * What every dm-integrity operation sets up from its options: the
  * algorithms and keys checked, the journal cipher, the tagger.
  */
+#include "lib/common/reserved.h"
 #include "lib/integrity/integrity_internal.h"
 
 #include <errno.h>
@@ -33,14 +34,9 @@ static int check_mac_alg(const struct dmt_integrity_mac *m, const char *field,
 int dmt_integrity_check_reserved(const struct dmt_integrity_params *o,
 				 struct dmt_reason *r)
 {
-	size_t n = sizeof(o->reserved) / sizeof(o->reserved[0]);
+	int err = DMT_CHECK_RESERVED(o, r);
 
-	for (size_t i = 0; i < n; i++) {
-		if (o->reserved[i] || o->layout.reserved[i])
-			return dmt_reason_set(r, -EINVAL, DMT_REASON_BAD_VALUE,
-					      "reserved", i);
-	}
-	return 0;
+	return err ? err : DMT_CHECK_RESERVED(&o->layout, r);
 }
 
 int dmt_integrity_params_check(const struct dmt_integrity_params *o,
