@@ -6,13 +6,16 @@
 # and dmt_reason_format() for a sentence, and fails when one has no name,
 # two codes share a number or a name, or a name is not lowercase.
 #
-# Usage: check-reasons.sh OUTDIR LIBDMT.A [LIBS...]   (CC from the env)
+# Usage: check-reasons.sh build OUTDIR LIBDMT.A [LIBS...]  (CC from the env)
+#        check-reasons.sh run OUTDIR
+# "build" writes and compiles OUTDIR/reasons (make runs it only when the
+# headers or the library changed: a second `make check` rebuilds nothing);
+# "run" checks.
 set -eu
-out=${1:?usage: check-reasons.sh OUTDIR LIBDMT.A [LIBS...]}
-lib=${2:?usage: check-reasons.sh OUTDIR LIBDMT.A [LIBS...]}
-shift 2
+usage="usage: check-reasons.sh build OUTDIR LIBDMT.A [LIBS...] | run OUTDIR"
+mode=${1:?$usage}
+out=${2:?$usage}
 src=$(cd "$(dirname "$0")/../.." && pwd)
-mkdir -p "$out"
 codes=$(sed -n 's/^[[:space:]]*\(DMT_REASON_[A-Z0-9_]*\)[[:space:]]*[=,].*/\1/p' \
 	"$src"/include/dmt/*.h | grep -v '_FIRST$' | sort -u)
 n=$(printf '%s\n' "$codes" | grep -c .)
@@ -20,6 +23,10 @@ if [ "$n" -lt 50 ]; then
 	echo "check-reasons: only $n codes found in include/dmt" >&2
 	exit 1
 fi
+if [ "$mode" = build ]; then
+lib=${3:?$usage}
+shift 3
+mkdir -p "$out"
 {
 	echo '#include <stdio.h>'
 	echo '#include <dmt/dmt.h>'
@@ -54,6 +61,9 @@ EOC
 } >"$out/reasons.c"
 ${CC:-cc} -std=gnu11 -Wall -Werror -I"$src/include" -o "$out/reasons" \
 	"$out/reasons.c" "$lib" "$@" -pthread
+exit 0
+fi
+[ "$mode" = run ] || { echo "$usage" >&2; exit 1; }
 "$out/reasons" >"$out/reasons.txt" || {
 	grep -v '^0x' "$out/reasons.txt" >&2
 	exit 1
