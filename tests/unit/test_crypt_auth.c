@@ -243,7 +243,8 @@ static int make_image(struct img *im, const char *cipher, const char *integ,
 	cr_assert_eq(dmt_luks2_create_auth(&(struct dmt_luks2_params){
 		.sector_size = ss, .data_offset = 1 << 20 }, &s, &h, &r), 0);
 	cr_assert_geq(dmt_luks2_add_keyslot(h, &(struct dmt_luks2_keyslot_params){
-		.keyslot = -1, .pbkdf = { "pbkdf2", "sha256", 1000, 0, 0 } },
+		.keyslot = -1, .pbkdf = { .type = "pbkdf2", .hash = "sha256",
+			    .iterations = 1000 } },
 		pass, strlen(pass), &r), 0);
 	cr_assert_eq(dmt_file_open(im->path, DMT_OPEN_RW | DMT_OPEN_CREATE, &d),
 		     0);
