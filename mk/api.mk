@@ -9,7 +9,7 @@
 # built only when a header, the library or the script changed (a second
 # `make check` rebuilds nothing); run every time
 $(O)/api-test/reasons: $(LIB) $(wildcard include/dmt/*.h) tests/api/check-reasons.sh
-	$(Q)CC="$(CC)" sh tests/api/check-reasons.sh build $(O)/api-test \
+	$(Q)CC="$(CC) $(SAN_FLAGS)" sh tests/api/check-reasons.sh build $(O)/api-test \
 		$(LIB) $(DEP_LIBS)
 check-reasons: $(O)/api-test/reasons
 	$(Q)sh tests/api/check-reasons.sh run $(O)/api-test
