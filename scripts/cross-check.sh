@@ -147,9 +147,12 @@ cross_one() {
 		[ -e "$f" ] && tests="$tests $O/${f%.c}.o"
 	done
 	tools=""
+	# the shipped tools and their test builds (DMT_TEST_HOOKS: the test
+	# binary and the fault tests need the hooked library)
 	for d in tools/*/; do
 		d=${d%/}
-		[ "${d##*/}" = common ] || tools="$tools $O/${d##*/}"
+		[ "${d##*/}" = common ] ||
+			tools="$tools $O/${d##*/} $O/test-tools/${d##*/}"
 	done
 	tool_common=""
 	for f in tools/common/*.c; do
@@ -161,12 +164,12 @@ cross_one() {
 	say "$arch: building (logs in $O/logs)"
 	progress "$arch: building"
 	start=$(date +%s)
-	"$MAKE" -k -j"$jobs" "$@" "$O/libdmt.a" $tool_common \
+	"$MAKE" -k -j"$jobs" "$@" "$O/libdmt.a" "$O/libdmt-hooks.a" $tool_common \
 		"$O/tests/runner/runner.o" \
 		$tools $tests \
 		>"$O/logs/build.log" 2>&1
 	good="" bad=0
-	for obj in "$O/libdmt.a" $tool_common \
+	for obj in "$O/libdmt.a" "$O/libdmt-hooks.a" $tool_common \
 		   "$O/tests/runner/runner.o" $tools $tests; do
 		if "$MAKE" -q "$@" "$obj" >/dev/null 2>&1 && [ -e "$obj" ]; then
 			case "$obj" in
@@ -184,7 +187,7 @@ cross_one() {
 	fi
 	if ! "$triple-gcc" -static -pthread -o "$O/tests/unit-tests" $good \
 	     "$O/tests/runner/runner.o" \
-	     $tool_common "$O/libdmt.a" $libs \
+	     $tool_common "$O/libdmt-hooks.a" $libs \
 	     >"$O/logs/link.log" 2>&1; then
 		grep -v 'statically linked applications' "$O/logs/link.log" |
 			head -n 20 >&2
