@@ -91,7 +91,7 @@ static char *dump_no_epoch(struct dmt_luks2 *h)
 	return text;
 }
 
-static int memfile(struct dmt_file *f, const uint8_t *img, size_t len,
+static int memfile(struct dmt_file **f, const uint8_t *img, size_t len,
 		   size_t size, int *fd)
 {
 	char path[64];
@@ -121,7 +121,7 @@ static void write_again(struct dmt_luks2 *h)
 	char *before, *after;
 	int fd, ret;
 
-	if (memfile(f, NULL, 0, FILE_SIZE, &fd))
+	if (memfile(&f, NULL, 0, FILE_SIZE, &fd))
 		return;
 	before = dump_no_epoch(h);
 	ret = dmt_luks2_write(h, f, &r);
@@ -202,7 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	make_copy(img + hs, hs, true, (ctl & 3) == 3 ? 2 : 1,
 		  (ctl & 3) == 1 ? base : json, (ctl & 3) == 1 ? (size_t)n : len,
 		  false);
-	if (!memfile(f, img, 2 * hs, ctl & 32 ? 2 * hs : FILE_SIZE, &fd)) {
+	if (!memfile(&f, img, 2 * hs, ctl & 32 ? 2 * hs : FILE_SIZE, &fd)) {
 		if (dmt_luks2_load(f, &h, &r) == 0)
 			check_accepted(h);
 		else if (r.code == DMT_REASON_LUKS2_NO_HEADER && !r.field)

@@ -20,7 +20,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int memfd_with(const char *name, const uint8_t *p, size_t len,
-		      size_t pad_to, struct dmt_file *f)
+		      size_t pad_to, struct dmt_file **f)
 {
 	char path[64];
 	int fd = memfd_create(name, MFD_CLOEXEC), err;
@@ -55,8 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= 65;
 	if (size < dlen + DMT_VERITY_SB_SIZE)
 		return 0;
-	if (memfd_with("data", data, dlen, dlen, df) ||
-	    memfd_with("hash", data + dlen, size - dlen, 0, hf))
+	if (memfd_with("data", data, dlen, dlen, &df) ||
+	    memfd_with("hash", data + dlen, size - dlen, 0, &hf))
 		abort();
 
 	dmt_verity_params_init(&p);
